@@ -1,0 +1,73 @@
+/* Option string -> struct hprof_options. Pure C, no JVMTI: built and tested without a JVM.
+ *
+ * The option string is what follows "hprof=" in -agentlib:hprof=..., -agentpath:lib=...,
+ * -Xrunhprof:... or the argument of `jcmd <pid> JVMTI.agent_load <lib> <options>`.
+ * Syntax: "[help]|[<option>=<value>, ...]" as in the original manual. */
+#ifndef HPROF_OPTIONS_H
+#define HPROF_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum hprof_cpu_mode { HPROF_CPU_OFF = 0, HPROF_CPU_SAMPLES, HPROF_CPU_TIMES, HPROF_CPU_OLD };
+enum hprof_format { HPROF_FORMAT_ASCII = 0, HPROF_FORMAT_BINARY };
+
+struct hprof_options {
+    bool help;                    /* "help": print the option table, exit 0 */
+    bool heap_sites;              /* heap=sites or heap=all */
+    bool heap_dump;               /* heap=dump or heap=all */
+    bool heap_given;              /* heap= appeared in the string */
+    enum hprof_cpu_mode cpu;      /* cpu=samples|times|old, default off */
+    bool monitor;                 /* monitor=y|n, default n */
+    enum hprof_format format;     /* format=a|b, default a */
+    char *file;                   /* file=<file>; NULL means the default name */
+    char *net_host;               /* net=<host>:<port>; NULL means no socket */
+    uint16_t net_port;
+    int depth;                    /* depth=<size>, default 4 */
+    int interval_ms;              /* interval=<ms>, default 10 */
+    double cutoff;                /* cutoff=<value>, default 0.0001 */
+    bool lineno;                  /* lineno=y|n, default y */
+    bool thread;                  /* thread=y|n, default n */
+    bool doe;                     /* doe=y|n, default y */
+    bool msa;                     /* msa=y|n: accepted, no effect on Linux */
+    bool force;                   /* force=y|n, default y */
+    bool verbose;                 /* verbose=y|n, default y */
+    bool gzip;                    /* gz=y|n: extension, gzip members for binary output */
+    uint64_t sites_interval;      /* sites_interval=<bytes>: extension, 0 = exact sites */
+    char warnings[512];           /* non-fatal notes (gc_okay, msa), one per line */
+};
+
+/* Outcome of options_parse. */
+enum hprof_parse_result {
+    HPROF_OPTIONS_OK = 0,
+    HPROF_OPTIONS_HELP = 1,   /* help was asked for: print options_help_text(), exit 0 */
+    HPROF_OPTIONS_ERROR = -1, /* err holds one line naming the option and what is allowed */
+};
+
+/* Parses str (NULL or "" means all defaults) into *out, which it first resets to the
+ * defaults. On error, writes a one-line message (no trailing newline) into err, of the form
+ * "HPROF ERROR: heap option value must be dump|sites|all (heap=foo)". The caller owns the
+ * strings in *out and releases them with options_free. */
+enum hprof_parse_result options_parse(const char *str, struct hprof_options *out, char *err,
+                                      size_t errlen);
+
+/* Releases strings allocated by options_parse; *opts is left with defaults. */
+void options_free(struct hprof_options *opts);
+
+/* Sets *opts to the manual's defaults (heap=all when no profile is named at all is decided
+ * by options_parse, not here). */
+void options_defaults(struct hprof_options *opts);
+
+/* The option table printed for "help" (ends with a newline). */
+const char *options_help_text(void);
+
+/* The name of the output file: file= if given, else java.hprof.txt (ascii) or java.hprof
+ * (binary). With force=n and an existing file, a new name "<name>.<pid>[.txt]" (and then
+ * "<name>.<pid>.<k>[.txt]") is chosen so nothing is overwritten. exists(path) tells
+ * whether a path exists (a parameter so tests need no file system). Writes into buf;
+ * returns 0, or -1 if buf is too small. */
+int options_output_path(const struct hprof_options *opts, long pid, bool (*exists)(const char *),
+                        char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,318 @@
+/* The one interface every output format implements (hprof ascii, HPROF binary, and later
+ * PHD and classic). The agent's dump code and heap walker talk only to this table of
+ * functions, never to a format directly, so a new format is one new file. Pure C, no JVMTI.
+ *
+ * Numbering: every serial the agent passes is its internal serial, starting at 1
+ * (trace serial 1 is the empty "no trace" trace; 0 is never used). The binary writer writes
+ * them unchanged; the ascii writer shows them with the historic bases (thread 200000 + serial,
+ * trace 299999 + serial, so the empty trace prints as TRACE 300000).
+ * Identifiers (objects, classes, strings, frames) are 64-bit and written as 8-byte IDs.
+ *
+ * Ordering duties of the caller (the agent): a string before any record naming its id, a
+ * LOAD CLASS before frames of that class, frames before the trace listing them, a trace
+ * before any record naming its serial. The writer does not reorder. */
+#ifndef HPROF_WRITER_H
+#define HPROF_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sink.h"
+
+typedef uint64_t hprof_id;
+
+#define HPROF_TRACE_SERIAL_NONE 1u /* the empty dummy trace */
+#define HPROF_ASCII_THREAD_BASE 200000u
+#define HPROF_ASCII_TRACE_BASE 299999u
+
+/* Basic types of the binary format (also field and array element types). */
+enum hprof_basic_type {
+    HPROF_TYPE_OBJECT = 2,
+    HPROF_TYPE_BOOLEAN = 4,
+    HPROF_TYPE_CHAR = 5,
+    HPROF_TYPE_FLOAT = 6,
+    HPROF_TYPE_DOUBLE = 7,
+    HPROF_TYPE_BYTE = 8,
+    HPROF_TYPE_SHORT = 9,
+    HPROF_TYPE_INT = 10,
+    HPROF_TYPE_LONG = 11,
+};
+
+/* Size in bytes of a value of this type in the binary format (object = id size, 8). */
+unsigned hprof_type_size(enum hprof_basic_type t);
+/* Java source name of a primitive type ("int"), or NULL for OBJECT. */
+const char *hprof_type_name(enum hprof_basic_type t);
+
+/* Line number of a frame: > 0 a line, or one of these. */
+#define HPROF_LINE_NONE 0      /* no line information available (lineno=n, no table) */
+#define HPROF_LINE_UNKNOWN (-1)
+#define HPROF_LINE_COMPILED (-2)
+#define HPROF_LINE_NATIVE (-3)
+
+struct hprof_frame {
+    hprof_id frame_id;
+    hprof_id method_name_id, method_sig_id, source_name_id; /* string ids (binary) */
+    uint32_t class_serial;
+    int32_t line;
+    const char *class_name;  /* Java source form: java.lang.String, int[] */
+    const char *method_name; /* "main", "<init>" */
+    const char *method_sig;  /* "([Ljava/lang/String;)V" */
+    const char *source_name; /* "Foo.java", or NULL when unknown */
+};
+
+struct hprof_thread_info {
+    uint32_t thread_serial;
+    hprof_id thread_obj;
+    uint32_t trace_serial;
+    hprof_id name_id, group_id, parent_group_id; /* string ids (binary); 0 = none */
+    const char *name, *group, *parent_group;     /* NULL = none */
+};
+
+/* ---- heap=sites ---------------------------------------------------------------------- */
+
+struct hprof_site_row {
+    uint32_t class_serial;
+    const char *class_name; /* Java source form */
+    uint8_t array_type;     /* 0 = not an array, else the basic type of its elements */
+    uint32_t trace_serial;
+    uint64_t live_bytes, live_objs, alloc_bytes, alloc_objs;
+};
+
+#define HPROF_SITES_INCREMENTAL 0x1
+#define HPROF_SITES_BY_ALLOC 0x2
+#define HPROF_SITES_FORCE_GC 0x4
+
+struct hprof_sites_report {
+    uint16_t flags;
+    float cutoff;
+    uint64_t total_live_bytes, total_live_objs, total_alloc_bytes, total_alloc_objs;
+    size_t nrows;                        /* rows already sorted and cut off by the caller */
+    const struct hprof_site_row *rows;
+};
+
+struct hprof_heap_summary {
+    uint64_t total_live_bytes, total_live_objs, total_alloc_bytes, total_alloc_objs;
+};
+
+/* ---- cpu=samples, cpu=times, monitor time: ranked rows ------------------------------- */
+
+struct hprof_cost_row {
+    uint32_t trace_serial;
+    uint64_t count;     /* samples (cpu=samples), exact calls (cpu=times), contentions */
+    uint64_t cost;      /* what the percentages are of: samples, ms, ms */
+    const char *method; /* "java.lang.Object.wait" or, for monitors, "java.lang.Object" */
+};
+
+struct hprof_cost_report {
+    uint64_t total;     /* the "(total = N)" figure: samples or milliseconds */
+    size_t nrows;       /* sorted by cost, cutoff applied by the caller */
+    const struct hprof_cost_row *rows;
+};
+
+/* cpu=old: one row per method, the older layout (documented in doc/). */
+struct hprof_method_time_row {
+    const char *method; /* "java.lang.String.hashCode" */
+    const char *sig;    /* "()I" */
+    uint64_t count;     /* exact calls */
+    uint64_t self_ms, total_ms;
+};
+
+struct hprof_method_time_report {
+    uint64_t total_ms;
+    size_t nrows;
+    const struct hprof_method_time_row *rows;
+};
+
+/* ---- monitor=y ----------------------------------------------------------------------- */
+
+enum hprof_thread_status_bits {
+    HPROF_TS_RUNNABLE = 0x01,     /* R */
+    HPROF_TS_COND_WAIT = 0x02,    /* CW */
+    HPROF_TS_MONITOR_WAIT = 0x04, /* MW */
+    HPROF_TS_SLEEPING = 0x08,     /* SL */
+    HPROF_TS_ZOMBIE = 0x10,       /* ZO */
+    HPROF_TS_SUSPENDED = 0x20,    /* S modifier */
+    HPROF_TS_INTERRUPTED = 0x40,  /* I modifier */
+};
+
+struct hprof_monitor_thread {
+    uint32_t thread_serial, trace_serial;
+    unsigned status; /* hprof_thread_status_bits */
+};
+
+struct hprof_monitor_info {
+    const char *class_sig; /* "Ljava/lang/Object;" */
+    uint32_t owner_serial; /* 0 = no owner */
+    uint32_t entry_count;
+    size_t nwaiters, nnotify;
+    const uint32_t *waiters; /* thread serials waiting to enter */
+    const uint32_t *notify;  /* thread serials waiting to be notified */
+};
+
+struct hprof_monitor_dump {
+    size_t nthreads, nmonitors;
+    const struct hprof_monitor_thread *threads;
+    const struct hprof_monitor_info *monitors;
+};
+
+/* ---- heap=dump ----------------------------------------------------------------------- */
+
+enum hprof_root_kind {
+    HPROF_ROOT_UNKNOWN = 0xFF,
+    HPROF_ROOT_JNI_GLOBAL = 0x01,
+    HPROF_ROOT_JNI_LOCAL = 0x02,
+    HPROF_ROOT_JAVA_FRAME = 0x03,
+    HPROF_ROOT_NATIVE_STACK = 0x04,
+    HPROF_ROOT_STICKY_CLASS = 0x05,
+    HPROF_ROOT_THREAD_BLOCK = 0x06,
+    HPROF_ROOT_MONITOR_USED = 0x07,
+    HPROF_ROOT_THREAD_OBJECT = 0x08,
+};
+
+struct hprof_root {
+    enum hprof_root_kind kind;
+    hprof_id object;
+    uint32_t thread_serial; /* JNI local, Java frame, native stack, thread block, thread obj */
+    int32_t frame_depth;    /* JNI local, Java frame: -1 for empty */
+    uint32_t trace_serial;  /* thread object */
+    hprof_id jni_ref;       /* JNI global: the reference's own id */
+    const char *class_name; /* sticky class, for the ascii "name=" */
+};
+
+union hprof_value {
+    hprof_id obj;
+    uint8_t z;
+    uint16_t c;
+    float f;
+    double d;
+    int8_t b;
+    int16_t s;
+    int32_t i;
+    int64_t j;
+};
+
+struct hprof_field {
+    hprof_id name_id;
+    const char *name;
+    enum hprof_basic_type type;
+};
+
+struct hprof_static_field {
+    struct hprof_field field;
+    union hprof_value value;
+};
+
+struct hprof_cp_entry {
+    uint16_t index;
+    enum hprof_basic_type type;
+    union hprof_value value;
+};
+
+struct hprof_class_dump {
+    hprof_id class_id;
+    uint32_t trace_serial;
+    hprof_id super_id, loader_id, signers_id, domain_id;
+    uint32_t instance_size;
+    const char *name; /* Java source form */
+    size_t ncp, nstatics, nfields;
+    const struct hprof_cp_entry *cp;
+    const struct hprof_static_field *statics;
+    const struct hprof_field *fields; /* this class's own instance fields, in order */
+};
+
+/* An instance: its field values for this class, then its super class, and so on up;
+ * fields[] describes values[] one to one (the ascii writer prints object fields by name). */
+struct hprof_instance_dump {
+    hprof_id object_id;
+    uint32_t trace_serial;
+    hprof_id class_id;
+    const char *class_name;
+    uint32_t size; /* shallow size in bytes (ascii sz=) */
+    size_t nvalues;
+    const struct hprof_field *fields;
+    const union hprof_value *values;
+};
+
+struct hprof_obj_array_dump {
+    hprof_id array_id;
+    uint32_t trace_serial;
+    hprof_id class_id;
+    const char *class_name; /* "java.lang.String[]" */
+    uint32_t size;
+    uint32_t nelems;
+    const hprof_id *elems;
+};
+
+struct hprof_prim_array_dump {
+    hprof_id array_id;
+    uint32_t trace_serial;
+    enum hprof_basic_type elem_type;
+    uint32_t size;
+    uint32_t nelems;
+    const void *elems; /* nelems values in host byte order */
+};
+
+/* ---- the interface ------------------------------------------------------------------- */
+
+struct hprof_writer;
+
+struct hprof_writer_ops {
+    const char *name; /* "ascii", "binary" */
+    /* Header, time-stamped with the writer's clock. */
+    void (*begin)(struct hprof_writer *w);
+    void (*string)(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len);
+    void (*load_class)(struct hprof_writer *w, uint32_t class_serial, hprof_id class_id,
+                       uint32_t trace_serial, hprof_id name_id, const char *name);
+    void (*unload_class)(struct hprof_writer *w, uint32_t class_serial);
+    void (*frame)(struct hprof_writer *w, const struct hprof_frame *f);
+    /* frames[] are the trace's frames, already written with frame(), top first. */
+    void (*trace)(struct hprof_writer *w, uint32_t trace_serial, uint32_t thread_serial,
+                  size_t nframes, const struct hprof_frame *frames);
+    void (*thread_start)(struct hprof_writer *w, const struct hprof_thread_info *t);
+    void (*thread_end)(struct hprof_writer *w, uint32_t thread_serial);
+    void (*control_settings)(struct hprof_writer *w, bool alloc_traces, bool cpu_sampling,
+                             uint16_t depth);
+    void (*sites)(struct hprof_writer *w, const struct hprof_sites_report *r);
+    void (*heap_summary)(struct hprof_writer *w, const struct hprof_heap_summary *s);
+    void (*cpu_samples)(struct hprof_writer *w, const struct hprof_cost_report *r);
+    void (*cpu_times)(struct hprof_writer *w, const struct hprof_cost_report *r);
+    void (*cpu_old)(struct hprof_writer *w, const struct hprof_method_time_report *r);
+    void (*monitor_time)(struct hprof_writer *w, const struct hprof_cost_report *r);
+    void (*monitor_wait)(struct hprof_writer *w, const char *class_sig, int64_t timeout_ms,
+                         uint32_t thread_serial);
+    void (*monitor_waited)(struct hprof_writer *w, const char *class_sig, int64_t waited_ms,
+                           uint32_t thread_serial);
+    void (*monitor_dump)(struct hprof_writer *w, const struct hprof_monitor_dump *d);
+    /* Heap dump: begin, records, end. nobjects/nbytes: true totals of the dump. */
+    void (*heap_dump_begin)(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes);
+    void (*root)(struct hprof_writer *w, const struct hprof_root *r);
+    void (*class_dump)(struct hprof_writer *w, const struct hprof_class_dump *c);
+    void (*instance_dump)(struct hprof_writer *w, const struct hprof_instance_dump *o);
+    void (*obj_array_dump)(struct hprof_writer *w, const struct hprof_obj_array_dump *a);
+    void (*prim_array_dump)(struct hprof_writer *w, const struct hprof_prim_array_dump *a);
+    void (*heap_dump_end)(struct hprof_writer *w);
+    /* Pushes everything written so far to the sink's descriptor. */
+    void (*flush)(struct hprof_writer *w);
+    /* Closes the sink and frees the writer. */
+    void (*close)(struct hprof_writer *w);
+};
+
+/* Common part of every writer; formats embed it first. */
+struct hprof_writer {
+    const struct hprof_writer_ops *ops;
+    struct hprof_sink *sink;
+    uint64_t start_us; /* header time stamp */
+    /* Clock for record time stamps and ascii dates: microseconds since the epoch.
+     * Replaceable in tests (set it before begin). */
+    uint64_t (*clock_us)(void);
+};
+
+/* Writers own the sink they are given. */
+struct hprof_writer *writer_ascii_new(struct hprof_sink *sink);
+struct hprof_writer *writer_binary_new(struct hprof_sink *sink);
+
+/* The wall clock used by default, microseconds since the epoch. */
+uint64_t writer_wall_clock_us(void);
+
+#endif
