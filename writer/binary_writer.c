@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int hprof_placeholder_binary_writer;
