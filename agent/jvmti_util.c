@@ -1,0 +1,37 @@
+#include "jvmti_util.h"
+
+#include "log.h"
+
+static jvmtiEnv *the_jvmti;
+static JavaVM *the_vm;
+
+jvmtiEnv *agent_jvmti(void) { return the_jvmti; }
+void agent_set_jvmti(jvmtiEnv *jvmti) { the_jvmti = jvmti; }
+JavaVM *agent_vm(void) { return the_vm; }
+void agent_set_vm(JavaVM *vm) { the_vm = vm; }
+
+bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
+{
+    if (err == JVMTI_ERROR_NONE)
+        return false;
+    char *name = NULL;
+    if (jvmti && (*jvmti)->GetErrorName(jvmti, err, &name) == JVMTI_ERROR_NONE && name) {
+        log_error("%s failed: %s (%d)", what, name, (int)err);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    } else {
+        log_error("%s failed: JVMTI error %d", what, (int)err);
+    }
+    return true;
+}
+
+void jvmti_free(jvmtiEnv *jvmti, void *p)
+{
+    if (p)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)p);
+}
+
+bool jvmti_live(jvmtiEnv *jvmti)
+{
+    jvmtiPhase phase = JVMTI_PHASE_DEAD;
+    return (*jvmti)->GetPhase(jvmti, &phase) == JVMTI_ERROR_NONE && phase == JVMTI_PHASE_LIVE;
+}
