@@ -69,7 +69,7 @@ static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
     JavaVM *vm = agent_vm();
     if (vm && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
         jni = NULL;
-    struct dump_request req = {jvmti, jni, DUMP_ON_SIGNAL};
+    struct dump_request req = {jvmti, jni, DUMP_ON_SIGNAL, DUMP_ALL, (float)options.cutoff, 0};
     dump_all(&req);
 }
 
@@ -79,7 +79,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     if (p->vm_death)
         p->vm_death(jvmti, jni);
     if (options.doe) {
-        struct dump_request req = {jvmti, jni, DUMP_AT_EXIT};
+        struct dump_request req = {jvmti, jni, DUMP_AT_EXIT, DUMP_ALL, (float)options.cutoff, 0};
         dump_all(&req);
     }
     output_close();
@@ -87,7 +87,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 
 static int init_tables(void)
 {
-    if (strings_init() || classes_init() || frames_init(options.lineno) || traces_init() ||
+    if (strings_init() || classes_init() || frames_init(options.lineno) || traces_init(options.depth) ||
         threads_init()) {
         log_error("out of memory at start-up");
         return -1;

@@ -35,11 +35,19 @@ void dump_all(const struct dump_request *req)
     for (size_t i = 0; i < nactive; i++)
         if (active[i]->dump)
             active[i]->dump(req);
-    dump_write_traces();
+    if (req->sections & DUMP_TRACES)
+        dump_write_traces();
     struct hprof_writer *w = output_lock();
     if (w)
         w->ops->flush(w);
     output_unlock();
     log_info("dump to %s done", output_name());
     pthread_mutex_unlock(&dump_lock);
+}
+
+void dump_control(const struct control_request *req)
+{
+    for (size_t i = 0; i < nactive; i++)
+        if (active[i]->control)
+            active[i]->control(req);
 }

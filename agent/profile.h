@@ -8,6 +8,7 @@
 
 #include <jvmti.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "options.h"
 #include "writer.h"
@@ -18,10 +19,44 @@ enum dump_reason {
     DUMP_ON_COMMAND,  /* a socket command */
 };
 
+/* What a dump writes. Exit and signal dumps ask for DUMP_ALL; socket commands ask for one
+ * section each (ALLOC SITES -> DUMP_SITES, HEAP SUMMARY -> DUMP_HEAP_SUMMARY, ...). A profile
+ * writes only the sections it owns that are asked for. */
+enum dump_section {
+    DUMP_HEAP = 0x01,         /* heap=dump: HEAP DUMP */
+    DUMP_SITES = 0x02,        /* heap=sites: SITES / ALLOC SITES */
+    DUMP_HEAP_SUMMARY = 0x04, /* heap=sites: HEAP SUMMARY (binary) */
+    DUMP_CPU = 0x08,          /* cpu=samples|times|old: CPU SAMPLES / CPU TIME */
+    DUMP_MONITORS = 0x10,     /* monitor=y: MONITOR TIME and MONITOR DUMP */
+    DUMP_TRACES = 0x20,       /* every trace not written yet */
+    DUMP_ALL = 0xFF,
+};
+
 struct dump_request {
     jvmtiEnv *jvmti;
     JNIEnv *jni; /* of the dumping thread; NULL when the thread has none */
     enum dump_reason reason;
+    unsigned sections; /* enum dump_section bits */
+    float cutoff;      /* ratio below which rows are left out (the cutoff= option by default) */
+    uint16_t flags;    /* ALLOC SITES flags from a socket command (HPROF_SITES_*), else 0 */
+};
+
+/* Socket CONTROL commands (and anything else that changes a running profile). */
+enum control_kind {
+    CONTROL_ALLOC_TRACES_ON = 1,
+    CONTROL_ALLOC_TRACES_OFF = 2,
+    CONTROL_CPU_SAMPLING_ON = 3,  /* thread: one thread, or NULL for all */
+    CONTROL_CPU_SAMPLING_OFF = 4, /* thread: one thread, or NULL for all */
+    CONTROL_CLEAR_CPU_SAMPLES = 5,
+    CONTROL_SET_DEPTH = 6, /* depth */
+};
+
+struct control_request {
+    jvmtiEnv *jvmti;
+    JNIEnv *jni;
+    enum control_kind kind;
+    jthread thread;
+    int depth;
 };
 
 struct hprof_profile {
@@ -40,8 +75,11 @@ struct hprof_profile {
     void (*vm_init)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
     void (*thread_start)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
     void (*thread_end)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-    /* Writes its sections for one dump; takes output_lock() itself for the writing. */
+    /* Writes its sections for one dump; takes output_lock() itself for the writing, and
+     * writes the traces (traces_write_once) its rows name before the rows. */
     void (*dump)(const struct dump_request *req);
+    /* A control command; profiles ignore kinds that are not theirs. */
+    void (*control)(const struct control_request *req);
     /* VM death, before the final dump: stop agent threads, settle pending events. */
     void (*vm_death)(jvmtiEnv *jvmti, JNIEnv *jni);
 };

@@ -1,6 +1,7 @@
 #include "trace_table.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +19,14 @@ struct raw_frame {
     jlocation location;
 };
 
-int traces_init(void)
+static _Atomic(int) max_depth;
+
+int traces_depth(void) { return atomic_load_explicit(&max_depth, memory_order_relaxed); }
+void traces_set_depth(int depth) { atomic_store_explicit(&max_depth, depth, memory_order_relaxed); }
+
+int traces_init(int depth)
 {
+    traces_set_depth(depth);
     segarray_init(&traces, sizeof(struct trace_info));
     traces_by_key = keymap_new(16384);
     if (!traces_by_key)

@@ -17,7 +17,11 @@ struct trace_info {
     bool written;     /* STACK TRACE written; guarded by the output lock */
 };
 
-int traces_init(void);
+int traces_init(int depth);
+
+/* The stack depth to record (depth=, changed at run time by the CONTROL command). */
+int traces_depth(void);
+void traces_set_depth(int depth);
 
 /* The serial of the trace made of frames[0..n) (top first) seen on thread_serial (pass 0
  * when traces are not per thread). Returns HPROF_TRACE_SERIAL_NONE for n == 0, and also

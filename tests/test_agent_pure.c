@@ -8,6 +8,7 @@
 
 #include "keymap.h"
 #include "names.h"
+#include "ranking.h"
 #include "segarray.h"
 
 START_TEST(keymap_put_get_many)
@@ -126,6 +127,25 @@ START_TEST(names_array_types)
 }
 END_TEST
 
+START_TEST(ranking_sorts_and_cuts)
+{
+    struct hprof_cost_row rows[] = {
+        {.trace_serial = 5, .cost = 10}, {.trace_serial = 2, .cost = 70},
+        {.trace_serial = 9, .cost = 1},  {.trace_serial = 3, .cost = 10},
+        {.trace_serial = 4, .cost = 9},
+    };
+    size_t keep = ranking_sort_and_cut(rows, 5, 100, 0.05);
+    ck_assert_uint_eq(keep, 4);
+    ck_assert_uint_eq(rows[0].trace_serial, 2);
+    ck_assert_uint_eq(rows[1].trace_serial, 3); /* equal cost: smaller serial first */
+    ck_assert_uint_eq(rows[2].trace_serial, 5);
+    ck_assert_uint_eq(rows[3].trace_serial, 4);
+    ck_assert_uint_eq(ranking_sort_and_cut(rows, 5, 100, 0.0), 5);
+    ck_assert_uint_eq(ranking_sort_and_cut(rows, 5, 100, 1.0), 0);
+    ck_assert_uint_eq(ranking_sort_and_cut(rows, 5, 0, 0.0), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent-pure");
@@ -137,6 +157,7 @@ int main(void)
     tcase_add_test(tc, segarray_addresses_are_stable);
     tcase_add_test(tc, names_java_source_form);
     tcase_add_test(tc, names_array_types);
+    tcase_add_test(tc, ranking_sorts_and_cuts);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
