@@ -8,6 +8,7 @@
 #include "class_table.h"
 #include "dump.h"
 #include "frame_table.h"
+#include "heap_dump.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "options.h"
@@ -19,7 +20,7 @@
 
 /* Every profile the agent knows, in the order their sections appear in a dump. */
 static const struct hprof_profile *const all_profiles[] = {
-    NULL, /* keeps the array non-empty; skipped */
+    &heap_dump_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];

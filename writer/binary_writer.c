@@ -764,6 +764,7 @@ static void bin_close(struct hprof_writer *w)
 
 static const struct hprof_writer_ops binary_ops = {
     .name = "binary",
+    .dump_totals_first = false,
     .begin = bin_begin,
     .string = bin_string,
     .load_class = bin_load_class,

@@ -298,6 +298,10 @@ struct hprof_writer;
 
 struct hprof_writer_ops {
     const char *name; /* "ascii", "binary" */
+    /* true: heap_dump_begin must carry the dump's true totals (ascii prints them first), so
+     * a caller that learns them only while walking must hold the records back. false: the
+     * totals are not written and records may be streamed as they come. */
+    bool dump_totals_first;
     /* Header, time-stamped with the writer's clock. */
     void (*begin)(struct hprof_writer *w);
     void (*string)(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len);
