@@ -293,9 +293,10 @@ static void measure_array_rule(jvmtiEnv *jvmti, JNIEnv *jni)
 
 /* A class of the boot loader that is loaded but not linked can still have instances: objects
  * the CDS archive maps in at start-up (jdk.internal.math.FDBigInteger...). GetClassFields
- * needs a prepared class, so such a class is linked, through Class.getDeclaredFields0 (JNI
- * ignores its access), which links without initializing. Only boot classes: other loaders'
- * classes cannot have instances before they are initialized. */
+ * needs a prepared class, so with CDS on such classes are linked, through
+ * Class.getDeclaredFields0 (JNI ignores its access), which links without initializing (but
+ * loads the classes of the fields' types). Only boot classes: other loaders' classes cannot
+ * have instances before they are initialized. */
 static bool link_boot_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass k)
 {
     static jmethodID declared_fields;
@@ -332,6 +333,30 @@ static bool link_boot_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass k)
     return true;
 }
 
+static bool cds_active(jvmtiEnv *jvmti)
+{
+    char *info = NULL;
+    if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.info", &info) != JVMTI_ERROR_NONE || !info)
+        return false;
+    bool on = strstr(info, "sharing") != NULL;
+    jvmti_free(jvmti, info);
+    return on;
+}
+
+/* Links the unprepared boot classes (once each: linked classes stay linked). */
+static void link_boot_classes(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if ((*jvmti)->GetLoadedClasses(jvmti, &n, &classes) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < n; i++) {
+        link_boot_class(jvmti, jni, classes[i]);
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    jvmti_free(jvmti, classes);
+}
+
 static uint32_t serial_of_name(jvmtiEnv *jvmti, JNIEnv *jni, const char *name)
 {
     jclass k = (*jni)->FindClass(jni, name);
@@ -350,6 +375,9 @@ int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
     class_serial = serial_of_name(jvmti, jni, "java/lang/Class");
     object_serial = serial_of_name(jvmti, jni, "java/lang/Object");
     object_array_serial = serial_of_name(jvmti, jni, "[Ljava/lang/Object;");
+    /* First, as linking may load classes: the list below has them. */
+    if (cds_active(jvmti))
+        link_boot_classes(jvmti, jni);
 
     jint n = 0;
     jclass *classes = NULL;
@@ -370,11 +398,8 @@ int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
             hprof_id id = class_id_of(serial);
             if ((*denv)->GetTag(denv, k, &tag) == JVMTI_ERROR_NONE && (hprof_id)tag != id)
                 (*denv)->SetTag(denv, k, (jlong)id);
-            if (!c->has_layout && c->array_type == 0) {
+            if (!c->has_layout && c->array_type == 0)
                 read_layout(jvmti, jni, k, c);
-                if (!c->has_layout && link_boot_class(jvmti, jni, k))
-                    read_layout(jvmti, jni, k, c);
-            }
             jboolean iface = JNI_FALSE;
             (*jvmti)->IsInterface(jvmti, k, &iface);
             c->is_interface = iface == JNI_TRUE;

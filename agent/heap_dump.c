@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "heap_classes.h"
+#include "heap_mirrors.h"
 #include "heap_spool.h"
 #include "heap_walk.h"
 #include "jvmti_util.h"
@@ -488,6 +489,7 @@ static void heap_dump(const struct dump_request *req)
         goto out;
     enum walk_ids ids = choose_ids(jvmti, denv, jni);
     prepare_threads(jvmti, denv, jni, &d);
+    heap_mirrors_prepare(jvmti, denv, jni);
 
     for (int attempt = 0; attempt < 2; attempt++) {
         struct heap_walk_result res;
@@ -520,7 +522,9 @@ static void heap_dump(const struct dump_request *req)
         ids = WALK_IDS_TAGS;
         d.objects = d.heap_bytes = 0;
         heap_classes_prepare(jvmti, denv, jni);
+        heap_mirrors_prepare(jvmti, denv, jni);
     }
+    heap_mirrors_release(jni);
     if (ids == WALK_IDS_TAGS) {
         /* Dropping the environment frees every tag the walk gave at once. */
         (*denv)->DisposeEnvironment(denv);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap_mirrors.h"
 #include "idmap.h"
 #include "log.h"
 #include "tags.h"
@@ -13,6 +14,7 @@ enum visit_kind {
     VISIT_OBJ_ARRAY,
     VISIT_PRIM_ARRAY, /* written by the array callback; pending until it comes */
     VISIT_CLASS,      /* a class object of the dump: its statics and references */
+    VISIT_HOLDER,     /* heap_mirrors' holder: its elements are noted, it is not written */
     VISIT_SKIP,       /* nothing to write (a class object of no dumped class, unknown class) */
 };
 
@@ -22,6 +24,7 @@ struct walk {
     struct heap_walk_result *res;
     uint64_t class_class_tag;        /* tag of java.lang.Class's class object */
     struct dump_class *object_array; /* java.lang.Object[], for arrays of unknown class */
+    uint64_t holder_tag;             /* heap_mirrors' holder */
 
     /* The object being visited. */
     enum visit_kind kind;
@@ -39,7 +42,7 @@ struct walk {
     /* Object arrays reported but not visited yet: key -> (length, size / 8). FollowReferences
      * gives an array's length only where the array is referenced, not where it is visited. */
     struct idmap pending_arrays;
-    /* Class objects that are no class of the dump (int.class...): key -> size / 8. */
+    /* Class objects that are no class of the dump (int.class...): id -> size / 8. */
     struct idmap loose_classes;
 
     uint64_t since_poll;
@@ -167,6 +170,10 @@ static void begin_visit(struct walk *W, uint64_t key, hprof_id id, jlong class_t
     W->key = key;
     W->id = id;
     W->kind = VISIT_SKIP;
+    if ((uint64_t)own_tag == W->holder_tag && own_tag != 0) {
+        W->kind = VISIT_HOLDER;
+        return;
+    }
     struct dump_class *c = heap_classes_of_tag((uint64_t)class_tag);
     if ((uint64_t)class_tag == W->class_class_tag && class_tag != 0) {
         struct dump_class *mc = heap_classes_of_tag((uint64_t)own_tag);
@@ -217,7 +224,7 @@ static void begin_visit(struct walk *W, uint64_t key, hprof_id id, jlong class_t
 
 /* Bookkeeping of a referenced object: sizes the visit will not report. */
 static void note_referree(struct walk *W, jlong class_tag, jlong size, jlong own_tag, jint length,
-                          uint64_t key)
+                          uint64_t key, hprof_id id)
 {
     struct dump_class *c = heap_classes_of_tag((uint64_t)class_tag);
     if ((uint64_t)class_tag == W->class_class_tag && class_tag != 0) {
@@ -225,7 +232,7 @@ static void note_referree(struct walk *W, jlong class_tag, jlong size, jlong own
         if (mc && mc->in_dump)
             mc->mirror_size = (uint64_t)size;
         else
-            idmap_put(&W->loose_classes, key, (uint32_t)((uint64_t)size / 8), 0);
+            idmap_put(&W->loose_classes, id, (uint32_t)((uint64_t)size / 8), 0);
     } else if (length >= 0) {
         if (!c || c->array_type == HPROF_TYPE_OBJECT)
             idmap_put(&W->pending_arrays, key, (uint32_t)length, (uint32_t)((uint64_t)size / 8));
@@ -331,9 +338,10 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         W->stop = true;
         return JVMTI_VISIT_ABORT;
     }
-    note_referree(W, class_tag, size, *tag_ptr, length, key);
+    note_referree(W, class_tag, size, *tag_ptr, length, key, id);
     if (!referrer_tag_ptr) {
-        write_root(W, kind, info, id, *tag_ptr);
+        if ((uint64_t)*tag_ptr != W->holder_tag || W->holder_tag == 0)
+            write_root(W, kind, info, id, *tag_ptr);
         return JVMTI_VISIT_OBJECTS;
     }
     uint64_t rkey;
@@ -376,6 +384,10 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         break;
     case VISIT_CLASS:
         class_reference(W, kind, info, id);
+        break;
+    case VISIT_HOLDER:
+        if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT && info->array.index >= 0)
+            heap_mirrors_element((uint32_t)info->array.index, id);
         break;
     default:
         break;
@@ -515,6 +527,7 @@ static int walk_init(struct walk *W, enum walk_ids ids, const struct walk_out *o
     uint32_t cs = heap_classes_class_serial();
     W->class_class_tag = cs ? tag_make(TAG_SITE_CLASS, cs) : 0;
     W->object_array = heap_classes_get(heap_classes_object_array_serial());
+    W->holder_tag = heap_mirrors_holder_tag();
     if (idmap_init(&W->pending_arrays, 1 << 16) != 0 || idmap_init(&W->loose_classes, 64) != 0)
         return -1;
     return 0;
@@ -528,20 +541,24 @@ static void walk_free(struct walk *W)
     free(W->elems);
 }
 
-/* Class objects the walk met that belong to no class of the dump (primitive types): written as
- * instances of java.lang.Class. Their fields are not reported by FollowReferences. */
+/* Class objects the walk met that belong to no class of the dump (the primitive types'):
+ * written as instances of java.lang.Class, with the fields heap_mirrors read. */
 static void write_loose_classes(struct walk *W)
 {
     struct dump_class *cc = heap_classes_get(heap_classes_class_serial());
     if (!cc || !cc->in_dump || !reserve_values(W, cc->layout.ninstance))
         return;
-    memset(W->values, 0, cc->layout.ninstance * sizeof *W->values);
     for (size_t i = 0; i <= W->loose_classes.mask; i++) {
         const struct idmap_entry *e = &W->loose_classes.slots[i];
         if (!e->key)
             continue;
-        hprof_id id = addresses(W) ? tag_address_id(e->key) : e->key;
+        hprof_id id = e->key;
         uint64_t size = (uint64_t)e->a * 8;
+        const union hprof_value *v = heap_mirrors_values(id);
+        if (v)
+            memcpy(W->values, v, cc->layout.ninstance * sizeof *W->values);
+        else
+            memset(W->values, 0, cc->layout.ninstance * sizeof *W->values);
         W->out->instance(W->out->ctx, cc, id, size, W->values);
         W->res->instances++;
         W->res->objects++;
