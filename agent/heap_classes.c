@@ -80,6 +80,7 @@ static struct dump_class *entry(uint32_t serial)
         c->serial = serial;
         const struct class_info *ci = classes_get(serial);
         c->array_type = ci ? ci->array_type : 0;
+        c->name = ci && ci->name ? ci->name : "?";
         heap_classes_table_[serial] = c;
     }
     return c;
@@ -468,7 +469,7 @@ void heap_classes_describe(const struct dump_class *c, struct hprof_class_dump *
     out->signers_id = c->signers_id;
     out->domain_id = c->domain_id;
     out->instance_size = c->layout.instance_bytes;
-    out->name = heap_classes_name(c->serial);
+    out->name = c->name;
     out->ncp = c->ncp;
     out->cp = c->cp;
     out->nstatics = c->layout.nstatics;

@@ -21,7 +21,8 @@
 
 struct dump_class {
     uint32_t serial;
-    bool in_dump; /* loaded at the last prepare: gets a CLASS DUMP */
+    const char *name; /* Java source form ("java.lang.String", "int[]") */
+    bool in_dump;     /* loaded at the last prepare: gets a CLASS DUMP */
     bool has_layout;
     bool is_interface;
     uint8_t array_type; /* names_array_type(): 0, 2 (objects) or a primitive type */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "heap_classes.h"
 #include "heap_mirrors.h"
@@ -24,6 +25,7 @@ static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
     bool probed, addresses_ok;
+    unsigned sink_threads; /* for the output while dumping */
 } st;
 
 struct dump_thread {
@@ -93,7 +95,7 @@ static void emit_instance(struct hprof_writer *w, const struct dump_class *c, hp
         .object_id = id,
         .trace_serial = HPROF_TRACE_SERIAL_NONE,
         .class_id = class_id(c),
-        .class_name = heap_classes_name(c->serial),
+        .class_name = c->name,
         .size = u32_size(size),
         .nvalues = c->layout.ninstance,
         .fields = c->layout.instance,
@@ -109,7 +111,7 @@ static void emit_obj_array(struct hprof_writer *w, const struct dump_class *c, h
         .array_id = id,
         .trace_serial = HPROF_TRACE_SERIAL_NONE,
         .class_id = class_id(c),
-        .class_name = heap_classes_name(c->serial),
+        .class_name = c->name,
         .size = u32_size(size),
         .nelems = n,
         .elems = elems,
@@ -408,6 +410,16 @@ static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
              (unsigned long long)res->roots, (double)(now_us() - d->start_us) / 1e6);
 }
 
+/* Background threads for the sink during a dump, as HotSpot's dumper uses its workers: one
+ * to write plain output, one per CPU to compress gzip members. */
+static unsigned sink_threads(const struct hprof_options *opts)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!opts->gzip)
+        return 1;
+    return cpus < 1 ? 1 : cpus > SINK_MAX_THREADS ? SINK_MAX_THREADS : (unsigned)cpus;
+}
+
 static void walk_streamed(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                           struct heap_walk_result *res)
 {
@@ -418,10 +430,12 @@ static void walk_streamed(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                                  stream_prim_array,
                                  thread_of_tag,
                                  stream_stop};
+    sink_set_threads(d->w->sink, st.sink_threads);
     d->w->ops->heap_dump_begin(d->w, 0, 0);
     heap_walk_run(denv, ids, &out, res);
     emit_classes(d->w);
     d->w->ops->heap_dump_end(d->w);
+    sink_set_threads(d->w->sink, 0);
 }
 
 /* Returns false if nothing could be written (the spool failed). */
@@ -450,6 +464,7 @@ static bool walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                 const struct dump_class *c = heap_classes_get(s);
                 nclasses += c && c->in_dump;
             }
+            sink_set_threads(w->sink, st.sink_threads);
             w->ops->heap_dump_begin(w, res->objects + nclasses,
                                     res->bytes + res->class_objects_bytes);
             emit_classes(w);
@@ -459,6 +474,7 @@ static bool walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                 log_error("heap dump: the held-back dump could not be read back; it is "
                           "incomplete");
             w->ops->heap_dump_end(w);
+            sink_set_threads(w->sink, 0);
         }
         output_unlock();
     } else if (spool_failed(d->spool)) {
@@ -545,8 +561,8 @@ static bool hd_enabled(const struct hprof_options *opts)
 static int hd_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)jvmti;
-    (void)opts;
     (void)live;
+    st.sink_threads = sink_threads(opts);
     const char *walk = getenv("HPROF_HEAP_WALK");
     st.force_tags = walk && strcmp(walk, "tags") == 0;
     return 0;

@@ -420,38 +420,14 @@ static enum hprof_basic_type basic_type(jvmtiPrimitiveType t)
     return HPROF_TYPE_OBJECT;
 }
 
-static union hprof_value value_of(jvalue v, enum hprof_basic_type t)
+/* A jvalue holds the value in the member of its type, at offset 0 like union hprof_value's
+ * members of the same sizes: the bytes carry over as they are. */
+_Static_assert(sizeof(jvalue) == sizeof(union hprof_value), "jvalue and hprof_value differ");
+
+static inline union hprof_value value_of(jvalue v)
 {
     union hprof_value r;
-    memset(&r, 0, sizeof r);
-    switch (t) {
-    case HPROF_TYPE_BOOLEAN:
-        r.z = v.z;
-        break;
-    case HPROF_TYPE_BYTE:
-        r.b = v.b;
-        break;
-    case HPROF_TYPE_CHAR:
-        r.c = v.c;
-        break;
-    case HPROF_TYPE_SHORT:
-        r.s = v.s;
-        break;
-    case HPROF_TYPE_INT:
-        r.i = v.i;
-        break;
-    case HPROF_TYPE_LONG:
-        r.j = v.j;
-        break;
-    case HPROF_TYPE_FLOAT:
-        r.f = v.f;
-        break;
-    case HPROF_TYPE_DOUBLE:
-        r.d = v.d;
-        break;
-    default:
-        break;
-    }
+    memcpy(&r, &v, sizeof r);
     return r;
 }
 
@@ -477,14 +453,14 @@ static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind,
         const struct class_layout *l = &W->cls->layout;
         int32_t slot = i >= 0 && (uint32_t)i < l->nindex ? l->slot_of_index[i] : -1;
         if (slot >= 0 && l->instance[slot].type == t)
-            W->values[slot] = value_of(value, t);
+            W->values[slot] = value_of(value);
         else
             W->res->layout_mismatches++;
     } else if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD && W->kind == VISIT_CLASS) {
         struct dump_class *c = W->cls;
         int32_t slot = i >= 0 && (uint32_t)i < c->layout.nindex ? c->layout.static_of_index[i] : -1;
         if (slot >= 0 && c->statics[slot].field.type == t)
-            c->statics[slot].value = value_of(value, t);
+            c->statics[slot].value = value_of(value);
         else
             W->res->layout_mismatches++;
     }

@@ -17,7 +17,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +39,18 @@
 
 enum sink_kind { SINK_REGULAR, SINK_SOCKET, SINK_OTHER, SINK_MEMORY };
 
+struct sink_pool;
+
 struct hprof_sink {
     enum sink_kind kind;
     int fd;
     int timeout_ms;
     bool gzip;
-    bool failed;
-    bool member_written; /* gzip: at least one member went out */
-    char *what;          /* names the output in the error message */
-    uint8_t *buf;        /* pending input (for gzip: the current member's input) */
+    _Atomic(bool) failed;   /* also set by the pool's threads */
+    struct sink_pool *pool; /* background compression and writing, or NULL */
+    bool member_written;    /* gzip: at least one member went out */
+    char *what;             /* names the output in the error message */
+    uint8_t *buf;           /* pending input (for gzip: the current member's input) */
     size_t len, cap;
     uint64_t accepted;
     /* gzip */
@@ -60,11 +65,10 @@ struct hprof_sink {
 
 static void sink_fail(struct hprof_sink *s, const char *reason)
 {
-    if (s->failed)
+    if (atomic_exchange(&s->failed, true))
         return;
-    s->failed = true;
-    if (s->kind != SINK_MEMORY)
-        s->len = 0; /* what was pending is dropped */
+    if (s->kind != SINK_MEMORY && !s->pool)
+        s->len = 0; /* what was pending is dropped (with a pool, by the next write) */
     fprintf(stderr, "HPROF ERROR: cannot write %s: %s; profiling output stopped\n",
             s->what ? s->what : "output", reason);
 }
@@ -234,13 +238,278 @@ static void gzip_member(struct hprof_sink *s, const uint8_t *in, size_t n)
     }
 }
 
+/* ---- background threads ------------------------------------------------------------- */
+
+static void drain(struct hprof_sink *s);
+
+/* With sink_set_threads(s, n > 0), a drained buffer is handed to n threads instead of being
+ * compressed and written by the caller: each compresses a whole buffer (one gzip member) with
+ * its own deflate state, and whichever thread finishes the next buffer in order writes it, so
+ * the output is the same bytes as without threads. The caller goes on filling a fresh buffer
+ * (buffers are swapped, not copied) and waits only when every slot is in flight. */
+
+enum job_state { JOB_FREE, JOB_QUEUED, JOB_BUSY, JOB_DONE };
+
+struct sink_job {
+    enum job_state state;
+    uint64_t seq;
+    bool first_member; /* gzip: the member that carries the comment header */
+    uint8_t *in;       /* capacity s->cap */
+    size_t in_len;
+    uint8_t *out; /* gzip output (capacity out_cap), else NULL: in is written */
+    size_t out_len;
+    bool bad; /* compression failed */
+};
+
+struct sink_pool {
+    struct hprof_sink *s;
+    pthread_t *threads;
+    unsigned nthreads;
+    pthread_mutex_t lock;
+    pthread_cond_t work; /* a job was queued, or stopping */
+    pthread_cond_t done; /* a job slot was freed */
+    struct sink_job *jobs;
+    unsigned njobs;
+    size_t out_cap;
+    uint64_t next_seq, next_write;
+    bool writing; /* a thread is writing jobs out, in order */
+    bool stopping;
+};
+
+static void job_compress(struct sink_pool *p, struct sink_job *j, z_stream *z, bool *z_ready)
+{
+    j->out_len = 0;
+    if (!*z_ready) {
+        memset(z, 0, sizeof *z);
+        if (deflateInit2(z, SINK_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            j->bad = true;
+            return;
+        }
+        *z_ready = true;
+    } else {
+        deflateReset(z);
+    }
+    /* The first member's header names the block size (see sink.h). */
+    gz_header first;
+    char comment[sizeof HPROF_GZIP_COMMENT];
+    if (j->first_member) {
+        memcpy(comment, HPROF_GZIP_COMMENT, sizeof comment);
+        memset(&first, 0, sizeof first);
+        first.os = SINK_GZIP_OS_UNIX;
+        first.comment = (Bytef *)comment;
+    }
+    /* Always set: a reset keeps the header of the last member. */
+    deflateSetHeader(z, j->first_member ? &first : Z_NULL);
+    z->next_in = j->in;
+    z->avail_in = (uInt)j->in_len;
+    z->next_out = j->out;
+    z->avail_out = (uInt)p->out_cap;
+    int rc = deflate(z, Z_FINISH);
+    if (rc != Z_STREAM_END)
+        j->bad = true; /* out_cap is deflateBound of a whole buffer: never short */
+    j->out_len = p->out_cap - z->avail_out;
+}
+
+/* Writes out, in order, every finished job that is next (lock held on entry and exit). */
+static void pool_write_ready(struct sink_pool *p)
+{
+    if (p->writing)
+        return;
+    p->writing = true;
+    for (;;) {
+        struct sink_job *j = &p->jobs[p->next_write % p->njobs];
+        if (j->state != JOB_DONE || j->seq != p->next_write)
+            break;
+        pthread_mutex_unlock(&p->lock);
+        struct hprof_sink *s = p->s;
+        if (j->bad)
+            sink_fail(s, "gzip compression failed");
+        else if (!s->failed)
+            raw_write(s, j->out ? j->out : j->in, j->out ? j->out_len : j->in_len);
+        pthread_mutex_lock(&p->lock);
+        j->state = JOB_FREE;
+        p->next_write++;
+        pthread_cond_broadcast(&p->done);
+    }
+    p->writing = false;
+}
+
+static void *pool_thread(void *arg)
+{
+    struct sink_pool *p = arg;
+    z_stream z;
+    bool z_ready = false;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        /* The oldest queued job: slots are used in sequence order. */
+        struct sink_job *j = NULL;
+        for (uint64_t q = p->next_write; q < p->next_seq && !j; q++) {
+            struct sink_job *c = &p->jobs[q % p->njobs];
+            if (c->state == JOB_QUEUED)
+                j = c;
+        }
+        if (!j) {
+            if (p->stopping)
+                break;
+            pthread_cond_wait(&p->work, &p->lock);
+            continue;
+        }
+        j->state = JOB_BUSY;
+        pthread_mutex_unlock(&p->lock);
+        if (j->out && !p->s->failed)
+            job_compress(p, j, &z, &z_ready);
+        pthread_mutex_lock(&p->lock);
+        j->state = JOB_DONE;
+        pool_write_ready(p);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (z_ready)
+        deflateEnd(&z);
+    return NULL;
+}
+
+/* Hands the buffer to the threads and takes a free one in exchange. */
+static void pool_submit(struct hprof_sink *s)
+{
+    struct sink_pool *p = s->pool;
+    pthread_mutex_lock(&p->lock);
+    struct sink_job *j = &p->jobs[p->next_seq % p->njobs];
+    while (j->state != JOB_FREE)
+        pthread_cond_wait(&p->done, &p->lock);
+    uint8_t *in = j->in;
+    j->in = s->buf;
+    j->in_len = s->len;
+    j->first_member = s->gzip && !s->member_written;
+    j->bad = false;
+    j->seq = p->next_seq++;
+    j->state = JOB_QUEUED;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    if (s->gzip)
+        s->member_written = true;
+    s->buf = in;
+    s->len = 0;
+}
+
+/* Waits until every submitted buffer is written. */
+static void pool_wait(struct sink_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    while (p->next_write < p->next_seq)
+        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void pool_free(struct sink_pool *p)
+{
+    for (unsigned i = 0; i < p->njobs; i++) {
+        free(p->jobs[i].in);
+        free(p->jobs[i].out);
+    }
+    free(p->jobs);
+    free(p->threads);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    free(p);
+}
+
+static void pool_stop(struct hprof_sink *s)
+{
+    struct sink_pool *p = s->pool;
+    if (!p)
+        return;
+    drain(s);
+    pool_wait(p);
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    s->pool = NULL;
+    pool_free(p);
+}
+
+static struct sink_pool *pool_new(struct hprof_sink *s, unsigned nthreads)
+{
+    struct sink_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->s = s;
+    p->njobs = 2 * nthreads + 2;
+    p->jobs = calloc(p->njobs, sizeof *p->jobs);
+    p->threads = calloc(nthreads, sizeof *p->threads);
+    p->out_cap = s->gzip ? deflateBound(NULL, (uLong)s->cap) + 64 : 0;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    bool ok = p->jobs && p->threads;
+    for (unsigned i = 0; ok && i < p->njobs; i++) {
+        p->jobs[i].in = malloc(s->cap);
+        p->jobs[i].out = s->gzip ? malloc(p->out_cap) : NULL;
+        ok = p->jobs[i].in && (!s->gzip || p->jobs[i].out);
+    }
+    if (!ok) {
+        pool_free(p);
+        return NULL;
+    }
+    /* The threads take no asynchronous signals: those stay with the process's own threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    for (unsigned i = 0; i < nthreads; i++) {
+        if (pthread_create(&p->threads[i], NULL, pool_thread, p) != 0)
+            break;
+        p->nthreads++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (p->nthreads == 0) {
+        pool_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void sink_set_threads(struct hprof_sink *s, unsigned nthreads)
+{
+    if (!s || s->kind == SINK_MEMORY)
+        return;
+    if (nthreads > SINK_MAX_THREADS)
+        nthreads = SINK_MAX_THREADS;
+    if (s->pool && s->pool->nthreads == nthreads)
+        return;
+    pool_stop(s);
+    if (nthreads == 0 || s->failed)
+        return;
+    if (!s->gzip && s->cap < HPROF_GZIP_BLOCK_SIZE) {
+        /* Write in large blocks: fewer hand-overs. */
+        uint8_t *b = realloc(s->buf, HPROF_GZIP_BLOCK_SIZE);
+        if (!b)
+            return;
+        s->buf = b;
+        s->cap = HPROF_GZIP_BLOCK_SIZE;
+    }
+    s->pool = pool_new(s, nthreads); /* NULL: stay synchronous */
+}
+
 /* ---- buffer -------------------------------------------------------------------------- */
+
+static void pool_submit(struct hprof_sink *s);
 
 /* Sends the buffered bytes on: one gzip member, or raw bytes. */
 static void drain(struct hprof_sink *s)
 {
     if (s->len == 0 || s->kind == SINK_MEMORY)
         return;
+    if (s->pool) {
+        pool_submit(s);
+        return;
+    }
     if (s->gzip)
         gzip_member(s, s->buf, s->len);
     else
@@ -292,7 +561,7 @@ void sink_write(struct hprof_sink *s, const void *buf, size_t len)
     while (len > 0 && !s->failed) {
         if (s->len == s->cap)
             drain(s);
-        if (!s->gzip && s->len == 0 && len >= s->cap) {
+        if (!s->gzip && !s->pool && s->len == 0 && len >= s->cap) {
             raw_write(s, p, len); /* large write: no copy */
             return;
         }
@@ -368,6 +637,8 @@ void sink_flush(struct hprof_sink *s)
     if (!s || s->failed)
         return;
     drain(s);
+    if (s->pool)
+        pool_wait(s->pool);
 }
 
 bool sink_failed(const struct hprof_sink *s)
@@ -466,6 +737,7 @@ void sink_close(struct hprof_sink *s)
 {
     if (!s)
         return;
+    pool_stop(s);
     if (!s->failed) {
         drain(s);
         /* A gzip output with nothing in it is still one (empty) member: a valid file. */
