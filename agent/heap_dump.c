@@ -18,14 +18,17 @@
 /* Frames kept of each thread's stack for its ROOT THREAD OBJECT trace; JAVA FRAME roots name
  * frames of it by depth. */
 #define THREAD_TRACE_DEPTH HPROF_DEPTH_MAX
-/* verbose=y: a progress line at most this often during a dump. */
+/* verbose=y: a progress line at most this often during a dump (HPROF_PROGRESS_MS changes it,
+ * for tests), the clock read every PROGRESS_OBJECTS objects. */
 #define PROGRESS_INTERVAL_US 2000000u
+#define PROGRESS_OBJECTS 4096u
 
 static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
     bool probed, addresses_ok;
     unsigned sink_threads; /* for the output while dumping */
+    uint64_t progress_us;  /* interval of progress lines */
 } st;
 
 struct dump_thread {
@@ -66,10 +69,10 @@ static void progress(struct dump_ctx *d, uint64_t size)
 {
     d->objects++;
     d->heap_bytes += size;
-    if ((d->objects & 0xFFFF) != 0 || !log_verbose())
+    if (d->objects % PROGRESS_OBJECTS != 0 || !log_verbose())
         return;
     uint64_t now = now_us();
-    if (now - d->last_report_us < PROGRESS_INTERVAL_US)
+    if (now - d->last_report_us < st.progress_us)
         return;
     d->last_report_us = now;
     log_info("heap dump: %.1f M objects, %.0f MB of heap written, %.1f s", (double)d->objects / 1e6,
@@ -563,6 +566,8 @@ static int hd_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live
     (void)jvmti;
     (void)live;
     st.sink_threads = sink_threads(opts);
+    const char *ms = getenv("HPROF_PROGRESS_MS");
+    st.progress_us = ms && *ms ? strtoull(ms, NULL, 10) * 1000u : PROGRESS_INTERVAL_US;
     const char *walk = getenv("HPROF_HEAP_WALK");
     st.force_tags = walk && strcmp(walk, "tags") == 0;
     return 0;

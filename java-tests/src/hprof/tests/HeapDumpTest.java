@@ -377,6 +377,66 @@ class HeapDumpTest {
         assertTrue(dumps instanceof List<?> l && l.size() == 2, report.output());
     }
 
+    /** The address naming of objects under every collector (objects move differently). */
+    static Stream<Arguments> jdksAndCollectors() {
+        return StartupTest.jdks().flatMap(a -> Stream.of("-XX:+UseSerialGC", "-XX:+UseParallelGC",
+                "-XX:+UseZGC", "-XX:+UseShenandoahGC").map(gc -> Arguments.of(a.get()[0], gc)));
+    }
+
+    @ParameterizedTest(name = "JDK {0}, {1}")
+    @MethodSource("jdksAndCollectors")
+    void everyCollectorGivesTheGraph(int feature, String gc) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("heapdump-gc");
+        Path file = dir.resolve("gc.hprof");
+        Jvm.Result r = Jvm.run(jdk, dir, List.of(gc, Jvm.agentpath("heap=dump,format=b,file=" + file)), G, "exit");
+        assertEquals(0, r.exit(), r.describe());
+        assertFalse(r.err().contains("HPROF WARNING") || r.err().contains("HPROF ERROR"), r.describe());
+        assertStrictlyReadable(file);
+        checkGraph(read(file, 0));
+    }
+
+    /** verbose=y: progress lines while dumping (every line, with HPROF_PROGRESS_MS=0);
+     * verbose=n: none. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void verboseDumpsReportProgress(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("heapdump-verbose");
+        Map<String, String> env = Jvm.envWith("HPROF_PROGRESS_MS", "0");
+        Jvm.Result loud = Jvm.run(jdk, dir, env, List.of(Jvm.agentpath("heap=dump,format=b,file=" + dir.resolve("a.hprof"))),
+                G, "exit");
+        assertEquals(0, loud.exit(), loud.describe());
+        Pattern line = Pattern.compile("HPROF: heap dump: [0-9.]+ M objects, [0-9]+ MB of heap written, [0-9.]+ s");
+        long lines = loud.err().lines().filter(l -> line.matcher(l).matches()).count();
+        assertTrue(lines >= 3, loud.describe());
+        assertTrue(loud.err().contains("HPROF: heap dump: "), loud.describe());
+        Jvm.Result quiet = Jvm.run(jdk, dir, env,
+                List.of(Jvm.agentpath("heap=dump,format=b,verbose=n,file=" + dir.resolve("b.hprof"))), G, "exit");
+        assertEquals(0, quiet.exit(), quiet.describe());
+        assertFalse(quiet.err().contains("HPROF"), quiet.describe());
+        assertStrictlyReadable(dir.resolve("b.hprof"));
+    }
+
+    /** Loaded into a running VM with jcmd JVMTI.agent_load, then dumped by SIGQUIT. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void attachedAgentDumpsTheGraph(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("heapdump-attach");
+        Path file = dir.resolve("attached.hprof"), go = dir.resolve("go");
+        GraphProcess p = GraphProcess.start(jdk, dir, List.of("-XX:+EnableDynamicAgentLoading"), "wait", go.toString());
+        Jvm.Result r = Jvm.exec(List.of(jdk.resolve("bin/jcmd").toString(), Long.toString(p.process().pid()),
+                "JVMTI.agent_load", Jvm.lib().toString(), "\"heap=dump,format=b,doe=n,file=" + file + "\""),
+                dir, Map.of(), 60);
+        assertTrue(r.out().contains("return code: 0"), r.describe());
+        p.signalDump(1);
+        Files.writeString(go, "");
+        p.finish();
+        assertStrictlyReadable(file);
+        checkGraph(read(file, 0));
+    }
+
     /** A running program, dumped by SIGQUIT. */
     record GraphProcess(Process process, Path dir, Path out, Path err) {
         static GraphProcess start(Path jdk, Path dir, List<String> jvmArgs, String... args) throws Exception {
