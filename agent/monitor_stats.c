@@ -10,8 +10,8 @@
 
 struct contention_table {
     pthread_mutex_t lock;
-    struct keymap *index;     /* (class serial, trace serial) -> row index + 1 */
-    struct segarray rows;     /* struct contention_row */
+    struct keymap *index; /* (class serial, trace serial) -> row index + 1 */
+    struct segarray rows; /* struct contention_row */
     uint64_t total_ns;
 };
 

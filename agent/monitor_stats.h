@@ -34,7 +34,10 @@ size_t contention_snapshot(struct contention_table *t, struct contention_row **r
                            uint64_t *total_ns);
 
 /* Nanoseconds -> whole milliseconds, rounded half up. */
-static inline uint64_t monitor_ns_to_ms(uint64_t ns) { return (ns + 500000u) / 1000000u; }
+static inline uint64_t monitor_ns_to_ms(uint64_t ns)
+{
+    return (ns + 500000u) / 1000000u;
+}
 
 /* Turns ranked rows whose cost is in nanoseconds into MONITOR TIME rows: sorts them (largest
  * first), cuts rows below cutoff (a ratio of the exact nanosecond total), then converts each

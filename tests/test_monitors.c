@@ -11,8 +11,8 @@
 
 #define MS 1000000ull /* nanoseconds */
 
-static const struct contention_row *find(const struct contention_row *rows, size_t n,
-                                         uint32_t cls, uint32_t trace)
+static const struct contention_row *find(const struct contention_row *rows, size_t n, uint32_t cls,
+                                         uint32_t trace)
 {
     for (size_t i = 0; i < n; i++)
         if (rows[i].class_serial == cls && rows[i].trace_serial == trace)
@@ -168,9 +168,9 @@ START_TEST(status_letters_from_jvmti_state)
     const jint alive = JVMTI_THREAD_STATE_ALIVE;
     ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE),
                       HPROF_TS_RUNNABLE);
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE |
-                                            JVMTI_THREAD_STATE_IN_NATIVE),
-                      HPROF_TS_RUNNABLE);
+    ck_assert_uint_eq(
+        monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE),
+        HPROF_TS_RUNNABLE);
     ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER),
                       HPROF_TS_MONITOR_WAIT);
     ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_WAITING |
@@ -191,9 +191,9 @@ START_TEST(status_letters_from_jvmti_state)
                                             JVMTI_THREAD_STATE_SUSPENDED |
                                             JVMTI_THREAD_STATE_INTERRUPTED),
                       HPROF_TS_MONITOR_WAIT | HPROF_TS_SUSPENDED | HPROF_TS_INTERRUPTED);
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE |
-                                            JVMTI_THREAD_STATE_INTERRUPTED),
-                      HPROF_TS_RUNNABLE | HPROF_TS_INTERRUPTED);
+    ck_assert_uint_eq(
+        monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED),
+        HPROF_TS_RUNNABLE | HPROF_TS_INTERRUPTED);
 }
 END_TEST
 
