@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jvmti_util.h"
 #include "monitor_stats.h"
 
 #define MS 1000000ull /* nanoseconds */
@@ -197,6 +198,42 @@ START_TEST(status_letters_from_jvmti_state)
 }
 END_TEST
 
+/* The bit jvmti_caps_set_virtual_threads sets is the JDK 21+ can_support_virtual_threads
+ * field: byte 5, bit 4 on little-endian targets (read off the JDK 25 jvmti.h), and nothing
+ * else. Built against a JDK 21+ header, the field itself is compared too. */
+START_TEST(virtual_thread_capability_bit)
+{
+    jvmtiCapabilities caps, none;
+    memset(&caps, 0, sizeof caps);
+    memset(&none, 0, sizeof none);
+    ck_assert(!jvmti_caps_has_virtual_threads(&caps));
+    jvmti_caps_set_virtual_threads(&caps);
+    ck_assert(jvmti_caps_has_virtual_threads(&caps));
+    const unsigned char *b = (const unsigned char *)&caps;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (size_t i = 0; i < sizeof caps; i++)
+        ck_assert_uint_eq(b[i], i == 5 ? 0x10 : 0);
+#endif
+    /* Neighbours stay as they were. */
+    caps.can_generate_sampled_object_alloc_events = 1;
+    caps.can_tag_objects = 1;
+    ck_assert(jvmti_caps_has_virtual_threads(&caps));
+    none.can_generate_sampled_object_alloc_events = 1;
+    none.can_tag_objects = 1;
+    ck_assert(!jvmti_caps_has_virtual_threads(&none));
+#ifdef HPROF_HAVE_VT_CAPABILITY_FIELD
+    jvmtiCapabilities real;
+    memset(&real, 0, sizeof real);
+    real.can_support_virtual_threads = 1;
+    ck_assert(jvmti_caps_has_virtual_threads(&real));
+    memset(&caps, 0, sizeof caps);
+    jvmti_caps_set_virtual_threads(&caps);
+    ck_assert_int_eq(memcmp(&caps, &real, sizeof caps), 0);
+#endif
+    (void)b;
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("monitors");
@@ -209,6 +246,7 @@ int main(void)
     tcase_add_test(tc, monitor_time_ranks_and_cuts_on_nanoseconds);
     tcase_add_test(tc, monitor_time_total_covers_rounded_rows);
     tcase_add_test(tc, status_letters_from_jvmti_state);
+    tcase_add_test(tc, virtual_thread_capability_bit);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
