@@ -37,6 +37,7 @@ struct monitor_thread {
 
 static struct contention_table *contention;
 static bool per_thread_traces; /* thread=y */
+static bool find_monitors;     /* owned and contended monitor info are available */
 
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segarray states; /* struct monitor_thread, index = thread serial - 1 */
@@ -341,7 +342,7 @@ static void gather_monitor_dump(struct dump_state *d)
     for (jint i = 0; i < n; i++)
         add_thread(d, all[i]);
     /* Monitors someone owns, and monitors someone waits for (which may have no owner). */
-    for (jint i = 0; i < n; i++) {
+    for (jint i = 0; find_monitors && i < n; i++) {
         jint nowned = 0;
         jobject *owned = NULL;
         if ((*jvmti)->GetOwnedMonitorInfo(jvmti, all[i], &nowned, &owned) == JVMTI_ERROR_NONE) {
@@ -424,8 +425,6 @@ static void add_capabilities(const struct hprof_options *opts, jvmtiCapabilities
 {
     (void)opts;
     caps->can_generate_monitor_events = 1;
-    caps->can_get_owned_monitor_info = 1;
-    caps->can_get_current_contended_monitor = 1;
     caps->can_get_monitor_info = 1;
 }
 
@@ -437,21 +436,28 @@ static void set_callbacks(jvmtiEventCallbacks *cb)
     cb->MonitorWaited = on_waited;
 }
 
-/* Virtual threads (JDK 21+): events then name the virtual thread, and its thread-local
- * storage, stack and state can be read. Where the VM lacks the capability (JDK 17) there are
- * no virtual threads to care about. */
-static void add_virtual_thread_support(jvmtiEnv *jvmti)
+/* Capabilities that help but are not always there: HotSpot offers owned and contended
+ * monitor info only at start-up, not to an agent attached later (MONITOR DUMP then lists
+ * threads but no monitors), and can_support_virtual_threads only from JDK 21 on (so events
+ * name the virtual thread and its storage, stack and state can be read; JDK 17 has no
+ * virtual threads to care about). */
+static void add_optional_capabilities(jvmtiEnv *jvmti)
 {
     jvmtiCapabilities potential, want;
     memset(&potential, 0, sizeof potential);
-    if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE ||
-        !jvmti_caps_has_virtual_threads(&potential))
-        return;
     memset(&want, 0, sizeof want);
-    jvmti_caps_set_virtual_threads(&want);
+    if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE)
+        return;
+    want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
+    want.can_get_current_contended_monitor = potential.can_get_current_contended_monitor;
+    if (jvmti_caps_has_virtual_threads(&potential))
+        jvmti_caps_set_virtual_threads(&want);
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
-        log_warning("virtual thread support is unavailable: contention on virtual threads "
-                    "may be missed");
+        memset(&want, 0, sizeof want);
+    find_monitors = want.can_get_owned_monitor_info && want.can_get_current_contended_monitor;
+    if (!find_monitors)
+        log_warning("monitor=y: this VM lets a late-attached agent see no monitor owners; "
+                    "MONITOR DUMP will list threads only");
 }
 
 static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
@@ -464,7 +470,7 @@ static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
         log_error("out of memory at start-up");
         return -1;
     }
-    add_virtual_thread_support(jvmti);
+    add_optional_capabilities(jvmti);
     static const jvmtiEvent events[] = {
         JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
         JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
