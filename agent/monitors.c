@@ -114,7 +114,7 @@ static const char *signature_of(uint32_t class_serial)
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     uint64_t start = now_ns();
-    struct thread_info *t = threads_of(jvmti, jni, thread);
+    struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s)
         return;
@@ -128,7 +128,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 {
     (void)object;
     uint64_t end = now_ns();
-    struct thread_info *t = threads_of(jvmti, jni, thread);
+    struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s || s->enter_ns == 0) /* e.g. attached while it was blocked */
         return;
@@ -141,7 +141,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                             jlong timeout)
 {
-    struct thread_info *t = threads_of(jvmti, jni, thread);
+    struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s)
         return;
@@ -158,7 +158,7 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 {
     (void)timed_out;
     uint64_t end = now_ns();
-    struct thread_info *t = threads_of(jvmti, jni, thread);
+    struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s || s->wait_ns == 0)
         return;
