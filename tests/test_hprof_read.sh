@@ -21,6 +21,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 fail() {
     echo "FAIL: $*" >&2
+    echo "SUITE hprof_read_hotspot: 0 passed, 1 failed"
     exit 1
 }
 
@@ -123,3 +124,4 @@ expect 1 "$reader" --lenient-traces -q "$tmp/cut.hprof"
 grep -q '\[truncated\]' "$tmp/err" || fail "truncation not reported"
 
 echo "ok: $(json_num records "$tmp/plain.hprof.json") records, $(json_num instances "$tmp/plain.hprof.json") instances (plain); $(json_num instances "$tmp/jcmd.hprof.gz.json") instances (jcmd -gz=1)"
+echo "SUITE hprof_read_hotspot: 1 passed, 0 failed"
