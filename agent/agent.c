@@ -11,6 +11,7 @@
 #include "heap_dump.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "monitors.h"
 #include "options.h"
 #include "output.h"
 #include "profile.h"
@@ -21,6 +22,7 @@
 /* Every profile the agent knows, in the order their sections appear in a dump. */
 static const struct hprof_profile *const all_profiles[] = {
     &heap_dump_profile,
+    &monitor_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];
