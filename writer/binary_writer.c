@@ -391,7 +391,9 @@ static void bin_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_
 
 uint32_t hprof_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size)
 {
-    const uint64_t max_record = (uint64_t)UINT32_MAX - HPROF_RECORD_HEADER_SIZE;
+    /* A record's u4 length counts its body only: a sub-record that is a segment of its own
+     * may fill all of it, as in HotSpot's dumper (max_juint - header size). */
+    const uint64_t max_record = (uint64_t)UINT32_MAX;
     if (elem_size == 0)
         return nelems;
     if (header_size >= max_record)
