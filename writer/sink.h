@@ -43,6 +43,10 @@ void sink_printf(struct hprof_sink *s, const char *fmt, ...) __attribute__((form
 #define SINK_MAX_THREADS 16
 void sink_set_threads(struct hprof_sink *s, unsigned nthreads);
 
+/* gzip members are compressed with libdeflate when the system has libdeflate.so.0 (faster
+ * and smaller than zlib at the same level), else with zlib. For tests: false forces zlib. */
+void sink_use_libdeflate(bool use);
+
 /* Pushes buffered bytes to the descriptor (for gzip: ends the current member first, so a
  * reader sees everything written so far). */
 void sink_flush(struct hprof_sink *s);
