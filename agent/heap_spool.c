@@ -1,8 +1,10 @@
 #include "heap_spool.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Record layout (host byte order, the file never leaves this process):
  *   'R' kind:u8 object:u64 thread:u32 depth:i32 trace:u32 jni_ref:u64
@@ -18,12 +20,31 @@ struct heap_spool {
     bool failed;
 };
 
+/* A file in $TMPDIR (else /tmp), unlinked at once. */
+static FILE *temp_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if (snprintf(path, sizeof path, "%s/hprof-dump-XXXXXX", dir) >= (int)sizeof path)
+        return NULL;
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    unlink(path);
+    FILE *f = fdopen(fd, "w+b");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 struct heap_spool *spool_open(void)
 {
     struct heap_spool *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->f = tmpfile();
+    s->f = temp_file();
     s->buf = malloc(SPOOL_BUFFER);
     if (!s->f || !s->buf) {
         spool_close(s);

@@ -2,7 +2,7 @@
  * before its records (hprof ascii: "HEAP DUMP BEGIN (N objects, M bytes)"), the walk's
  * records are spooled here and replayed once the totals are known. Records are kept in the
  * walk's terms (class serials, raw values); the replay hands them back the same way. Pure C.
- * The file is unlinked at once (tmpfile), so nothing is left behind. */
+ * The file ($TMPDIR, else /tmp) is unlinked at once, so nothing is left behind. */
 #ifndef HPROF_HEAP_SPOOL_H
 #define HPROF_HEAP_SPOOL_H
 
