@@ -317,10 +317,9 @@ static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct
     for (uint32_t s = 1; tags && s <= nt; s++) {
         const struct thread_info *ti = threads_get(s);
         if (ti && ti->object_id) {
-            struct dump_thread key = {ti->object_id, 0, 0};
             bool running = false;
             for (size_t k = 0; k < d->nthreads && !running; k++)
-                running = d->threads[k].tag == key.tag;
+                running = d->threads[k].tag == ti->object_id;
             if (!running)
                 tags[ntags++] = (jlong)ti->object_id;
         }
@@ -349,8 +348,7 @@ static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct
         qsort(d->threads, d->nthreads, sizeof *d->threads, cmp_thread);
 }
 
-/* ---- the dump ---------------------------------------------------------------------------------
- */
+/* ---- the dump ---------------------------------------------------------------------------- */
 
 static jvmtiEnv *dump_env(void)
 {
@@ -441,14 +439,13 @@ static void walk_streamed(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
     sink_set_threads(d->w->sink, 0);
 }
 
-/* Returns false if nothing could be written (the spool failed). */
-static bool walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
+static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                          struct heap_walk_result *res)
 {
     d->spool = spool_open();
     if (!d->spool) {
         log_error("heap dump: no temporary file to hold the dump back: %m");
-        return false;
+        return;
     }
     const struct walk_out out = {d,
                                  spool_root_cb,
@@ -485,7 +482,6 @@ static bool walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
     }
     spool_close(d->spool);
     d->spool = NULL;
-    return ok;
 }
 
 static void heap_dump(const struct dump_request *req)
