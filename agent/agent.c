@@ -9,6 +9,7 @@
 #include "dump.h"
 #include "frame_table.h"
 #include "jvmti_util.h"
+#include "listener.h"
 #include "log.h"
 #include "options.h"
 #include "output.h"
@@ -17,8 +18,10 @@
 #include "thread_table.h"
 #include "trace_table.h"
 
-/* Every profile the agent knows, in the order their sections appear in a dump. */
+/* Every profile the agent knows, in the order their sections appear in a dump. The socket
+ * listener comes first so that at VM death it stops taking commands before the others stop. */
 static const struct hprof_profile *const all_profiles[] = {
+    &listener_profile,
     NULL, /* keeps the array non-empty; skipped */
 };
 
