@@ -354,7 +354,8 @@ static void JNICALL listener_run(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
                             "connection inside it",
                             hprof_cmd_name(r.command.tag), r.command.tag);
             else if (reading_commands && !atomic_load(&stopping))
-                log_info("the peer closed its side of the connection: no more commands");
+                log_warning("the peer closed the connection (no EOF command); no more "
+                            "commands are read");
             break;
         }
         /* After EOF or a fatal error, keep reading and dropping what arrives: unread bytes

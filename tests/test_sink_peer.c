@@ -64,7 +64,7 @@ static double now_s(void)
 /* A peer on its own thread. */
 struct peer {
     int fd;
-    int byte_every_ms;  /* > 0: read `slice` bytes (default 1), then sleep this long */
+    int byte_every_ms; /* > 0: read `slice` bytes (default 1), then sleep this long */
     size_t slice;
     size_t close_after; /* > 0: close after reading this many bytes */
     atomic_bool stop;
@@ -271,6 +271,54 @@ START_TEST(peer_disconnecting_mid_stream)
 }
 END_TEST
 
+/* A TCP peer that has closed before the last bytes go out: the send "succeeds", the peer
+ * resets, and sink_close reports the lost tail once. */
+START_TEST(peer_closed_before_the_tail_is_reported_at_close)
+{
+    int sv[2];
+    tcp_pair(sv);
+    close(sv[1]);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL); /* its FIN arrives */
+    struct hprof_sink *s = sink_open_fd(sv[0], false, 1000, "socket closed:1");
+    capture_begin();
+    sink_write(s, "the tail", 8);
+    sink_close(s);
+    char *err = capture_end();
+    ck_assert_int_eq(count_of(err, "HPROF ERROR"), 1);
+    ck_assert_msg(strcmp(err, "HPROF ERROR: cannot write socket closed:1: Broken pipe; profiling "
+                              "output stopped\n") == 0 ||
+                      strcmp(err, "HPROF ERROR: cannot write socket closed:1: Connection reset by "
+                                  "peer; profiling output stopped\n") == 0,
+                  "%s", err);
+    free(err);
+}
+END_TEST
+
+/* A peer that only shut its sending side and reads on gets everything, with no message. */
+START_TEST(half_closed_peer_gets_the_tail_quietly)
+{
+    int sv[2];
+    tcp_pair(sv);
+    shutdown(sv[1], SHUT_WR);
+    struct hprof_sink *s = sink_open_fd(sv[0], false, 1000, "socket half:1");
+    capture_begin();
+    double t0 = now_s();
+    sink_write(s, "the tail", 8);
+    sink_close(s);
+    double elapsed = now_s() - t0;
+    char *err = capture_end();
+    ck_assert_str_eq(err, "");
+    ck_assert_msg(elapsed < 1.0, "close took %.3f s", elapsed);
+    char got[16];
+    ck_assert_int_eq(read(sv[1], got, sizeof got), 8);
+    ck_assert_int_eq(memcmp(got, "the tail", 8), 0);
+    ck_assert_int_eq(read(sv[1], got, sizeof got), 0);
+    close(sv[1]);
+    free(err);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sink-peer");
@@ -279,6 +327,8 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, trickling_peer_fails_the_sink_in_bounded_time, 0, 2);
     tcase_add_loop_test(tc, steady_peer_gets_everything, 0, 2);
     tcase_add_test(tc, slow_but_never_silent_reader_fails_on_pace);
+    tcase_add_test(tc, peer_closed_before_the_tail_is_reported_at_close);
+    tcase_add_test(tc, half_closed_peer_gets_the_tail_quietly);
     tcase_add_loop_test(tc, peer_disconnecting_mid_stream, 0, 2);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

@@ -32,6 +32,8 @@
 #define SINK_MEMORY_INITIAL (64 * 1024)
 /* With a write timeout: bytes a peer must accept per timeout window (see raw_write). */
 #define SINK_MIN_PROGRESS (64 * 1024)
+/* At close, how long to wait for the reset of a peer that has closed (see sink_close). */
+#define SINK_CLOSE_RESET_WAIT_MS 200
 /* HotSpot's jcmd GC.heap_dump -gz=1 compresses at level 1: fast, and a heap dump is large. */
 #define SINK_GZIP_LEVEL 1
 /* The OS byte of the gzip header: 3 = Unix, what gzip(1) and zlib write by default. */
@@ -483,6 +485,33 @@ const uint8_t *sink_memory_data(const struct hprof_sink *s, size_t *len)
     return s->buf;
 }
 
+/* A send only hands bytes to the kernel: when the peer has already closed the connection,
+ * the last writes "succeed" and the peer answers them with a reset. Before closing, learn
+ * whether that happened, so a lost tail is reported like any other failed write: if the peer
+ * has shut its side (POLLRDHUP), wait briefly for its reset; either way read SO_ERROR. */
+static void socket_check_delivery(struct hprof_sink *s)
+{
+    struct pollfd pfd = {.fd = s->fd, .events = POLLRDHUP};
+    if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)) &&
+        !(pfd.revents & POLLERR)) {
+        int64_t deadline = monotonic_ms() + SINK_CLOSE_RESET_WAIT_MS;
+        for (int64_t left; (left = deadline - monotonic_ms()) > 0;) {
+            struct pollfd e = {.fd = s->fd, .events = 0}; /* POLLERR is always reported */
+            if (poll(&e, 1, (int)left) == 1 && (e.revents & POLLERR))
+                break;
+            if (e.revents == 0 || e.revents == POLLHUP) {
+                /* poll returned early on POLLHUP without an error: wait in small steps */
+                struct timespec ts = {0, 10 * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0)
+        sink_fail_errno(s, err);
+}
+
 void sink_close(struct hprof_sink *s)
 {
     if (!s)
@@ -497,6 +526,8 @@ void sink_close(struct hprof_sink *s)
         deflateEnd(&s->z);
         free(s->zout);
     }
+    if (s->kind == SINK_SOCKET && !s->failed)
+        socket_check_delivery(s);
     if (s->fd >= 0 && close(s->fd) != 0 && errno != EINTR && !s->failed)
         sink_fail_errno(s, errno); /* e.g. a delayed write error reported at close */
     free(s->buf);
