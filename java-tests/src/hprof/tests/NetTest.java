@@ -444,7 +444,7 @@ class NetTest {
             String text = new String(peer.awaitEnd(30_000), StandardCharsets.UTF_8);
             assertTrue(text.startsWith("JAVA PROFILE 1.0.1, created "), text);
             assertTrue(text.contains("THREAD START (obj="), text);
-            assertTrue(text.contains("name=\"tick-0\""), text);
+            assertTrue(text.contains("name=\"HPROF listener\""), text);
             assertFalse(text.contains("\0"), "no binary record in an ascii stream");
         }
     }
