@@ -236,9 +236,8 @@ static void run_command(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command
         run_dump(jvmti, jni, c, DUMP_HEAP, rep);
         break;
     case HPROF_CMD_ALLOC_SITES:
-        /* The GC the flag asks for happens here, so profiles need not do it. */
-        if ((c->flags & HPROF_SITES_FORCE_GC) && !missing_option(DUMP_SITES))
-            force_gc(jvmti);
+        /* HPROF_SITES_FORCE_GC travels in req.flags: heap=sites forces the GC itself, under
+         * its own lock, right before it counts. */
         run_dump(jvmti, jni, c, DUMP_SITES, rep);
         break;
     case HPROF_CMD_HEAP_SUMMARY:

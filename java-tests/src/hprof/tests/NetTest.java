@@ -353,9 +353,12 @@ class NetTest {
             t.awaitOut("target ready");
             int serial = 0;
 
-            // FORCE GC: exactly one collection with JVMTI's cause, nothing written.
+            // FORCE GC: exactly one collection with JVMTI's cause, nothing written. (heap=sites
+            // forces one of its own at VM init.)
+            String forced = "(JvmtiEnv ForceGarbageCollection)";
+            int gcsBefore = count(read(gcLog), forced);
             peer.send(cmd(FORCE_GC, ++serial));
-            await(() -> count(read(gcLog), "(JvmtiEnv ForceGarbageCollection)") == 1, "the forced GC", 30_000);
+            await(() -> count(read(gcLog), forced) == gcsBefore + 1, "the forced GC", 30_000);
             t.awaitErr("socket command FORCE GC (serial 1)", 1);
 
             // CONTROL: each answered by CONTROL SETTINGS (flags 1 = alloc traces, 2 = cpu sampling).
@@ -377,21 +380,28 @@ class NetTest {
             peer.send(control(++serial, 6, u4(12))); // depth as u4
             expectControlSettings(peer, 7, 0x3, 12);
 
-            // Dump commands: each one dump, in order.
+            // Dump commands: each one dump, in order. After each, a marker (CONTROL depth
+            // 100 + k, answered by a CONTROL SETTINGS record with that depth) closes its part
+            // of the stream, so each command's records can be counted exactly.
             String done = dumpDone(peer);
             int dumps = 0;
-            peer.send(cmd(DUMP_TRACES, ++serial));
-            t.awaitErr(done, ++dumps);
-            peer.send(cmd(ALLOC_SITES, ++serial, cat(u2(0x2), f4(0.0f))));
-            t.awaitErr(done, ++dumps);
-            peer.send(cmd(HEAP_SUMMARY, ++serial));
-            t.awaitErr(done, ++dumps);
-            peer.send(cmd(CPU_SAMPLES, ++serial, cat(u2(0), f4(0.5f))));
-            t.awaitErr(done, ++dumps);
-            peer.send(cmd(DUMP_HEAP, ++serial));
-            t.awaitErr(done, ++dumps);
-            for (String name : List.of("DUMP TRACES", "ALLOC SITES", "HEAP SUMMARY", "CPU SAMPLES", "DUMP HEAP"))
+            byte[][] dumpCommands = {
+                cmd(DUMP_TRACES, 0), cmd(ALLOC_SITES, 0, cat(u2(0x2), f4(0.0f))), cmd(HEAP_SUMMARY, 0),
+                cmd(CPU_SAMPLES, 0, cat(u2(0), f4(0.5f))), cmd(DUMP_HEAP, 0),
+                cmd(ALLOC_SITES, 0, cat(u2(0x1 | 0x4), f4(0.25f)))};
+            for (int k = 0; k < dumpCommands.length; k++) {
+                byte[] c = dumpCommands[k].clone();
+                ByteBuffer.wrap(c).putInt(1, ++serial);
+                peer.send(c);
+                t.awaitErr(done, ++dumps);
+                peer.send(control(++serial, 6, u2(MARKER_DEPTH + k)));
+                int marker = MARKER_DEPTH + k;
+                await(() -> hasMarker(peer.received(), marker), "marker " + marker, 30_000);
+            }
+            for (String name : List.of("DUMP TRACES", "HEAP SUMMARY", "CPU SAMPLES", "DUMP HEAP"))
                 assertEquals(1, count(t.err(), "socket command " + name + " (serial "), t.err());
+            assertEquals(2, count(t.err(), "socket command ALLOC SITES (serial "), t.err());
+            int gcsAfterCommands = count(read(gcLog), forced);
 
             // EXIT THE VM: System.exit(0) on the listener: hooks run, exit dump, prompt end.
             long sent = System.nanoTime();
@@ -410,11 +420,111 @@ class NetTest {
             StartupTest.assertNoCrash(r);
 
             byte[] data = peer.awaitEnd(30_000);
-            List<Rec> recs = records(data);
-            assertEquals(7, withTag(recs, TAG_CONTROL_SETTINGS).size());
-            assertTrue(withTag(recs, TAG_START_THREAD).size() >= 2);
             strictCheck(save(dir, data));
+            List<List<Rec>> parts = splitAtMarkers(records(data), dumpCommands.length);
+            // parts[k] holds what command k wrote; parts[last] the exit dump. A profile counts
+            // as present when the exit dump (every section) has its records.
+            List<Rec> exit = parts.get(dumpCommands.length);
+            boolean sites = !withTag(exit, TAG_ALLOC_SITES).isEmpty();
+            boolean summary = !withTag(exit, TAG_HEAP_SUMMARY).isEmpty();
+            boolean cpu = !withTag(exit, TAG_CPU_SAMPLES).isEmpty();
+            boolean heap = !withTag(exit, TAG_HEAP_DUMP_END).isEmpty();
+            expectDumpRecords(parts.get(0), 0, 0, 0, 0);                       // DUMP TRACES
+            expectDumpRecords(parts.get(1), sites ? 1 : 0, 0, 0, 0);           // ALLOC SITES
+            expectDumpRecords(parts.get(2), 0, summary ? 1 : 0, 0, 0);         // HEAP SUMMARY
+            expectDumpRecords(parts.get(3), 0, 0, cpu ? 1 : 0, 0);             // CPU SAMPLES
+            expectDumpRecords(parts.get(4), 0, 0, 0, heap ? 1 : 0);            // DUMP HEAP
+            expectDumpRecords(parts.get(5), sites ? 1 : 0, 0, 0, 0);           // ALLOC SITES again
+            // ALLOC SITES with flag 0x4 forced one more collection (heap=sites does it).
+            assertEquals(gcsBefore + 1 + (sites ? 1 : 0), gcsAfterCommands, read(gcLog));
+            if (sites) {
+                expectSitesHeader(parts.get(1), 0x2, 0.0f);
+                expectSitesHeader(parts.get(5), 0x1 | 0x4, 0.25f);
+            }
+            if (heap)
+                assertFalse(withTag(parts.get(4), TAG_HEAP_DUMP_SEGMENT).isEmpty());
+            // DUMP TRACES leaves no trace unwritten: every trace serial named up to there is
+            // defined before it (the strict reader checks the rest of the stream).
+            System.out.println("NetTest profiles present: sites=" + sites + " summary=" + summary
+                    + " cpu=" + cpu + " heap=" + heap);
         }
+    }
+
+    static final int MARKER_DEPTH = 100;
+    static final int TAG_ALLOC_SITES = 0x06, TAG_HEAP_SUMMARY = 0x07, TAG_CPU_SAMPLES = 0x0D,
+            TAG_HEAP_DUMP_SEGMENT = 0x1C, TAG_HEAP_DUMP_END = 0x2C;
+
+    static boolean isMarker(Rec r, int depth) {
+        return r.tag() == TAG_CONTROL_SETTINGS && r.body().length == 6 && (r.buf().getShort(4) & 0xFFFF) == depth;
+    }
+
+    static boolean hasMarker(byte[] stream, int depth) {
+        return completeRecords(stream).stream().anyMatch(r -> isMarker(r, depth));
+    }
+
+    /** The whole records received so far (a record still arriving is left out). */
+    static List<Rec> completeRecords(byte[] d) {
+        List<Rec> out = new ArrayList<>();
+        if (d.length < 31)
+            return out;
+        ByteBuffer b = ByteBuffer.wrap(d);
+        b.position(31);
+        while (b.remaining() >= 9) {
+            int tag = b.get() & 0xFF;
+            b.getInt();
+            long len = b.getInt() & 0xFFFFFFFFL;
+            if (len > b.remaining())
+                break;
+            byte[] body = new byte[(int) len];
+            b.get(body);
+            out.add(new Rec(tag, body));
+        }
+        return out;
+    }
+
+    /** Records after the first marker (depth MARKER_DEPTH) cut at each next marker's first
+     * occurrence: n + 1 parts, the last one everything after the last marker. The part before
+     * the first dump command is dropped. */
+    static List<List<Rec>> splitAtMarkers(List<Rec> recs, int n) {
+        List<List<Rec>> parts = new ArrayList<>();
+        int next = MARKER_DEPTH;
+        List<Rec> cur = new ArrayList<>();
+        // The part of command k runs from the end of marker k-1 to marker k; command 0 starts
+        // after the last CONTROL SETTINGS of the CONTROL phase (depth 12).
+        int firstDump = -1;
+        for (int i = 0; i < recs.size(); i++)
+            if (recs.get(i).tag() == TAG_CONTROL_SETTINGS && (recs.get(i).buf().getShort(4) & 0xFFFF) == 12)
+                firstDump = i;
+        assertTrue(firstDump >= 0, "no CONTROL SETTINGS with depth 12");
+        for (int i = firstDump + 1; i < recs.size(); i++) {
+            Rec r = recs.get(i);
+            if (next < MARKER_DEPTH + n && isMarker(r, next)) {
+                parts.add(cur);
+                cur = new ArrayList<>();
+                next++;
+                continue;
+            }
+            cur.add(r);
+        }
+        parts.add(cur);
+        assertEquals(n + 1, parts.size(), "markers found");
+        return parts;
+    }
+
+    static void expectDumpRecords(List<Rec> part, int sites, int summary, int cpu, int heapDumps) {
+        assertEquals(sites, withTag(part, TAG_ALLOC_SITES).size(), "ALLOC SITES records");
+        assertEquals(summary, withTag(part, TAG_HEAP_SUMMARY).size(), "HEAP SUMMARY records");
+        assertEquals(cpu, withTag(part, TAG_CPU_SAMPLES).size(), "CPU SAMPLES records");
+        assertEquals(heapDumps, withTag(part, TAG_HEAP_DUMP_END).size(), "HEAP DUMP END records");
+        if (heapDumps == 0)
+            assertEquals(0, withTag(part, TAG_HEAP_DUMP_SEGMENT).size(), "HEAP DUMP SEGMENT records");
+    }
+
+    /** ALLOC SITES starts with u2 flags and a u4 float cutoff: the command's own. */
+    static void expectSitesHeader(List<Rec> part, int flags, float cutoff) {
+        ByteBuffer b = withTag(part, TAG_ALLOC_SITES).get(0).buf();
+        assertEquals(flags, b.getShort() & 0xFFFF, "ALLOC SITES flags");
+        assertEquals(cutoff, b.getFloat(), "ALLOC SITES cutoff");
     }
 
     /** The ascii format over a socket: commands run, CONTROL writes no record there, and a
