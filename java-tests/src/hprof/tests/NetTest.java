@@ -542,8 +542,9 @@ class NetTest {
             peer.send(cmd(DUMP_HEAP, 3));
             peer.send(control(4, 6, u2(2)));
             peer.send(cmd(DUMP_TRACES, 5));
-            t.awaitErr(dumpDone(peer), 1);
-            peer.send(cmd(EXIT_VM, 6));
+            peer.send(cmd(ALLOC_SITES, 6, cat(u2(0), f4(0.0f))));
+            t.awaitErr(dumpDone(peer), 2);
+            peer.send(cmd(EXIT_VM, 7));
             Jvm.Result r = t.await(60);
             assertEquals(0, r.exit(), r.describe());
             assertEquals(1, count(r.err(), "HPROF WARNING: socket command CPU SAMPLES: nothing to write without "
@@ -556,6 +557,11 @@ class NetTest {
             assertTrue(text.contains("THREAD START (obj="), text);
             assertTrue(text.contains("name=\"HPROF listener\""), text);
             assertFalse(text.contains("\0"), "no binary record in an ascii stream");
+            // heap=sites (when present) writes one SITES section for the command, one at exit.
+            int sites = count(text, "SITES BEGIN (ordered by live bytes)");
+            assertTrue(sites == 0 || sites == 2, sites + " SITES sections\n" + text);
+            if (sites == 2)
+                assertEquals(2, count(text, "SITES END"), text);
         }
     }
 
