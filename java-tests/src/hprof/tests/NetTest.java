@@ -744,6 +744,51 @@ class NetTest {
             assertTrue(ours.get(0).startsWith("HPROF ERROR: cannot resolve net=" + net + ": "), ours.get(0));
     }
 
+    /** jcmd JVMTI.agent_load with net=: the listener starts in the running VM and takes
+     * commands; an unreachable peer fails the load and leaves the VM running. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void attachWithNet(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("net-attach");
+        try (Peer peer = Peer.loopback(); Target t = Target.start(jdk, dir, List.of(), "threads")) {
+            t.awaitOut("target ready");
+            Jvm.Result load = Jvm.exec(List.of(jdk.resolve("bin/jcmd").toString(), Long.toString(t.process.pid()),
+                    "JVMTI.agent_load", Jvm.lib().toString(), "\"format=b,net=127.0.0.1:" + peer.port() + "\""),
+                    dir, Map.of(), 60);
+            assertTrue(load.out().contains("return code: 0"), load.describe());
+            peer.accept(true);
+            peer.send(control(1, 6, u2(3)));
+            expectControlSettings(peer, 1, 0x1, 3);
+            peer.send(cmd(EXIT_VM, 2));
+            Jvm.Result r = t.await(60);
+            assertEquals(0, r.exit(), r.describe());
+            assertTrue(r.out().contains("hook ran"), r.describe());
+            assertFalse(r.err().contains("HPROF ERROR"), r.describe());
+            byte[] data = peer.awaitEnd(30_000);
+            assertTrue(withTag(records(data), TAG_START_THREAD).size() >= 2);
+            strictCheck(save(dir, data));
+        }
+        Path dir2 = Jvm.workDir("net-attach-refused");
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            closed = s.getLocalPort();
+        }
+        try (Target t = Target.start(jdk, dir2, List.of(), "quiet")) {
+            t.awaitOut("target ready");
+            Jvm.Result load = Jvm.exec(List.of(jdk.resolve("bin/jcmd").toString(), Long.toString(t.process.pid()),
+                    "JVMTI.agent_load", Jvm.lib().toString(), "\"net=127.0.0.1:" + closed + "\""), dir2, Map.of(), 60);
+            assertFalse(load.out().contains("return code: 0"), load.describe());
+            t.stopProgram();
+            Jvm.Result r = t.await(60);
+            assertEquals(0, r.exit(), r.describe());
+            assertTrue(r.out().contains("target done"), r.describe());
+            assertEquals(1, countLines(r.err(), "HPROF ERROR"), r.describe());
+            assertTrue(r.err().contains("HPROF ERROR: cannot connect to net=127.0.0.1:" + closed + ": Connection refused"),
+                    r.describe());
+        }
+    }
+
     // ---- tools/hprof-listen ------------------------------------------------------------
 
     static Path listenTool() {
