@@ -295,13 +295,18 @@ static void run_queue(struct session *s, struct queue *q)
         }
         if (t->kind != HPROF_TEXT_SEND)
             continue;
-        t->command.serial = ++s->serial;
         uint8_t buf[HPROF_CMD_ENCODED_MAX];
+        if (t->command.tag == HPROF_CMD_EOF) { /* one byte, no serial */
+            size_t n = hprof_cmd_encode(&t->command, buf, sizeof buf);
+            if (n && add_pending(s, buf, n) == 0)
+                say("sent EOF");
+            s->eof_sent = true;
+            continue;
+        }
+        t->command.serial = ++s->serial;
         size_t n = hprof_cmd_encode(&t->command, buf, sizeof buf);
         if (n && add_pending(s, buf, n) == 0)
             say("sent %s (serial %u)", hprof_cmd_name(t->command.tag), (unsigned)s->serial);
-        if (t->command.tag == HPROF_CMD_EOF)
-            s->eof_sent = true;
     }
     queue_compact(q);
 }
