@@ -6,9 +6,10 @@
  * parser (protocol/command_parser.h) and runs each command in turn on this thread: dumps go
  * through dump_all() with DUMP_ON_COMMAND, so they are written like any other dump, one at a
  * time. Nothing here runs on an application thread; a peer that sends garbage, trickles bytes
- * or vanishes costs the VM at most this thread's time.
+ * or vanishes costs the VM at most this thread's time (valid commands cost what they ask for:
+ * a heap dump is a heap dump).
  *
- * Stopping: at VM death the core calls listener_vm_death first. It marks the listener
+ * Stopping: at VM death the core calls this profile's vm_death first. It marks the listener
  * stopping, shuts the socket's read side (waking a blocked poll) and waits, bounded, for the
  * thread to finish the command it is running, so no command dump runs into the final one. */
 #include "listener.h"
