@@ -11,6 +11,7 @@
 #include "jvmti_util.h"
 #include "listener.h"
 #include "log.h"
+#include "monitors.h"
 #include "options.h"
 #include "output.h"
 #include "profile.h"
@@ -22,6 +23,7 @@
  * listener comes first so that at VM death it stops taking commands before the others stop. */
 static const struct hprof_profile *const all_profiles[] = {
     &listener_profile,
+    &monitor_profile,
     NULL, /* keeps the array non-empty; skipped */
 };
 
