@@ -744,6 +744,37 @@ class NetTest {
             assertTrue(ours.get(0).startsWith("HPROF ERROR: cannot resolve net=" + net + ": "), ours.get(0));
     }
 
+    /** A peer that never answers the connect (its accept queue is full, so the kernel drops
+     * the SYNs) costs the start-up 10 s, not the kernel's two minutes of SYN retries. */
+    @Test
+    void silentPeerTimesOutAtStartup() throws Exception {
+        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            List<java.nio.channels.SocketChannel> fill = new ArrayList<>();
+            try {
+                for (int i = 0; i < 4; i++) {
+                    java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open();
+                    c.configureBlocking(false);
+                    c.connect(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), server.getLocalPort()));
+                    fill.add(c);
+                }
+                Thread.sleep(200);
+                long start = System.nanoTime();
+                Jvm.Result r = Jvm.run(Jvm.defaultJdk(), Jvm.workDir("net-silent"),
+                        List.of(Jvm.agentpath("net=127.0.0.1:" + server.getLocalPort())), "Hello");
+                double seconds = (System.nanoTime() - start) / 1e9;
+                assertNotEquals(0, r.exit(), r.describe());
+                assertFalse(r.out().contains("hello done"), r.describe());
+                List<String> ours = r.err().lines().filter(l -> l.startsWith("HPROF ERROR")).toList();
+                assertEquals(List.of("HPROF ERROR: cannot connect to net=127.0.0.1:" + server.getLocalPort()
+                        + ": no answer within 10 s"), ours, r.describe());
+                assertTrue(seconds >= 9.5 && seconds < 30, "took " + seconds + " s");
+            } finally {
+                for (java.nio.channels.SocketChannel c : fill)
+                    c.close();
+            }
+        }
+    }
+
     /** jcmd JVMTI.agent_load with net=: the listener starts in the running VM and takes
      * commands; an unreachable peer fails the load and leaves the VM running. */
     @ParameterizedTest(name = "JDK {0}")
