@@ -429,6 +429,13 @@ class NetTest {
             boolean summary = !withTag(exit, TAG_HEAP_SUMMARY).isEmpty();
             boolean cpu = !withTag(exit, TAG_CPU_SAMPLES).isEmpty();
             boolean heap = !withTag(exit, TAG_HEAP_DUMP_END).isEmpty();
+            // Profiles land on main in parallel: a profile whose source is in the tree under
+            // test must answer (its records counted exactly below); one not there yet writes
+            // nothing, and that is checked exactly too.
+            requirePresent("alloc_sites.c", sites, "ALLOC SITES");
+            requirePresent("alloc_sites.c", summary, "HEAP SUMMARY");
+            requirePresent("cpu_samples.c", cpu, "CPU SAMPLES");
+            requirePresent("heap_dump.c", heap, "HEAP DUMP");
             expectDumpRecords(parts.get(0), 0, 0, 0, 0);                       // DUMP TRACES
             expectDumpRecords(parts.get(1), sites ? 1 : 0, 0, 0, 0);           // ALLOC SITES
             expectDumpRecords(parts.get(2), 0, summary ? 1 : 0, 0, 0);         // HEAP SUMMARY
@@ -448,6 +455,11 @@ class NetTest {
             System.out.println("NetTest profiles present: sites=" + sites + " summary=" + summary
                     + " cpu=" + cpu + " heap=" + heap);
         }
+    }
+
+    static void requirePresent(String agentSource, boolean present, String records) {
+        if (Files.exists(Jvm.sourceRoot().resolve("agent").resolve(agentSource)))
+            assertTrue(present, "agent/" + agentSource + " is in the tree but the exit dump has no " + records);
     }
 
     static final int MARKER_DEPTH = 100;
