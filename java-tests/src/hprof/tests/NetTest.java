@@ -572,6 +572,7 @@ class NetTest {
             // heap=sites (when present) writes one SITES section for the command, one at exit.
             int sites = count(text, "SITES BEGIN (ordered by live bytes)");
             assertTrue(sites == 0 || sites == 2, sites + " SITES sections\n" + text);
+            requirePresent("alloc_sites.c", sites == 2, "SITES sections");
             if (sites == 2)
                 assertEquals(2, count(text, "SITES END"), text);
         }
