@@ -437,6 +437,44 @@ class HeapDumpTest {
         checkGraph(read(file, 0));
     }
 
+    /** A heap dump asked for by a socket command (tools/hprof-listen's "dump"), read back whole. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void socketCommandDumpsTheGraph(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("heapdump-net");
+        Path saved = dir.resolve("run.hprof"), go = dir.resolve("go"), portFile = dir.resolve("port");
+        Process listen = new ProcessBuilder(Jvm.buildRoot().resolve("tools/hprof-listen").toString(), "--host",
+                "127.0.0.1", "--port", "0", "--port-file", portFile.toString(), "--accept-timeout", "60", "--out",
+                saved.toString(), "--stdin").directory(dir.toFile())
+                .redirectOutput(dir.resolve("listen.out").toFile()).redirectError(dir.resolve("listen.err").toFile())
+                .start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!Files.exists(portFile) || Files.readString(portFile).isBlank()) {
+                assertTrue(System.nanoTime() < deadline && listen.isAlive(), "hprof-listen did not listen");
+                Thread.sleep(50);
+            }
+            int port = Integer.parseInt(Files.readString(portFile).trim());
+            GraphProcess p = GraphProcess.start(jdk, dir,
+                    List.of(Jvm.agentpath("heap=dump,format=b,doe=n,net=127.0.0.1:" + port)), "wait", go.toString());
+            listen.getOutputStream().write("dump\n".getBytes(StandardCharsets.US_ASCII));
+            listen.getOutputStream().flush();
+            p.await(p.err(), "dump to ", 1);
+            listen.getOutputStream().close();
+            Files.writeString(go, "");
+            p.finish();
+            assertTrue(listen.waitFor(60, TimeUnit.SECONDS), "hprof-listen did not end");
+            assertEquals(0, listen.exitValue(), Files.readString(dir.resolve("listen.err")));
+        } finally {
+            listen.destroyForcibly().waitFor();
+        }
+        HprofRead.Report report = HprofRead.check(saved);
+        assertEquals(0, report.exit(), report.output());
+        assertTrue(report.get("heap_dumps") instanceof List<?> l && l.size() == 1, report.output());
+        checkGraph(read(saved, 0));
+    }
+
     /** A running program, dumped by SIGQUIT. */
     record GraphProcess(Process process, Path dir, Path out, Path err) {
         static GraphProcess start(Path jdk, Path dir, List<String> jvmArgs, String... args) throws Exception {
