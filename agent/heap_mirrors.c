@@ -136,10 +136,17 @@ static const char *const wrappers[NPRIMITIVES] = {
     "java/lang/Integer", "java/lang/Long",      "java/lang/Void",
 };
 
-/* int.class and the others, through Integer.TYPE... */
-static jclass primitive_class(JNIEnv *jni, const char *wrapper)
+/* int.class and the others, through Integer.TYPE... Only from an initialized wrapper class:
+ * GetStaticFieldID would initialize it (run its static initializer). */
+static jclass primitive_class(jvmtiEnv *jvmti, JNIEnv *jni, const char *wrapper)
 {
     jclass w = (*jni)->FindClass(jni, wrapper);
+    jint status = 0;
+    if (w && ((*jvmti)->GetClassStatus(jvmti, w, &status) != JVMTI_ERROR_NONE ||
+              !(status & JVMTI_CLASS_STATUS_INITIALIZED))) {
+        (*jni)->DeleteLocalRef(jni, w);
+        w = NULL;
+    }
     jfieldID f = w ? (*jni)->GetStaticFieldID(jni, w, "TYPE", "Ljava/lang/Class;") : NULL;
     jobject p = f ? (*jni)->GetStaticObjectField(jni, w, f) : NULL;
     if ((*jni)->ExceptionCheck(jni))
@@ -177,7 +184,7 @@ static bool fill(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct refs *keep
 
     /* Primitive types' class objects: every field, for their INSTANCE DUMPs. */
     for (int p = 0; p < NPRIMITIVES; p++) {
-        jclass pc = primitive_class(jni, wrappers[p]);
+        jclass pc = primitive_class(jvmti, jni, wrappers[p]);
         if (!pc)
             continue;
         struct primitive *pr = &M.prim[M.nprim];
