@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "class_table.h"
+#include "cpu_samples.h"
 #include "dump.h"
 #include "frame_table.h"
 #include "jvmti_util.h"
@@ -19,7 +20,7 @@
 
 /* Every profile the agent knows, in the order their sections appear in a dump. */
 static const struct hprof_profile *const all_profiles[] = {
-    NULL, /* keeps the array non-empty; skipped */
+    &cpu_samples_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];
