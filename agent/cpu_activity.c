@@ -12,7 +12,14 @@ enum cpu_activity cpu_activity_of_state(jint state)
     return CPU_RUNNING_JAVA;
 }
 
-uint32_t cpu_credit_update(struct cpu_credit *c, int64_t cpu_ns, int64_t interval_ns)
+void cpu_credit_from_start(struct cpu_credit *c)
+{
+    c->last_cpu_ns = 0;
+    c->credit_ns = 0;
+    c->has_baseline = true;
+}
+
+uint32_t cpu_credit_update(struct cpu_credit *c, int64_t cpu_ns, int64_t interval_ns, double u)
 {
     if (interval_ns <= 0)
         return 0;
@@ -24,11 +31,16 @@ uint32_t cpu_credit_update(struct cpu_credit *c, int64_t cpu_ns, int64_t interva
     }
     c->credit_ns += cpu_ns - c->last_cpu_ns;
     c->last_cpu_ns = cpu_ns;
+    if (c->credit_ns <= 0)
+        return 0;
     int64_t due = c->credit_ns / interval_ns;
-    if (due > (int64_t)CPU_CREDIT_MAX_SAMPLES) {
+    if (due >= (int64_t)CPU_CREDIT_MAX_SAMPLES) {
         c->credit_ns = 0;
         return CPU_CREDIT_MAX_SAMPLES;
     }
+    int64_t rest = c->credit_ns - due * interval_ns;
+    if (u * (double)interval_ns < (double)rest)
+        due++;
     c->credit_ns -= due * interval_ns;
     return (uint32_t)due;
 }

@@ -20,7 +20,8 @@ enum cpu_activity {
 enum cpu_activity cpu_activity_of_state(jint state);
 
 /* A thread's CPU time as the sampler last saw it, and the CPU time not yet turned into
- * samples. Zero-initialised = no reading yet. */
+ * samples (negative after a fraction was rounded up). Zero-initialised = no reading yet;
+ * a thread seen from its start has baseline 0 (cpu_credit_from_start). */
 struct cpu_credit {
     int64_t last_cpu_ns;
     int64_t credit_ns;
@@ -30,11 +31,16 @@ struct cpu_credit {
 /* At most this many samples are due from one reading (a guard against a bogus clock). */
 #define CPU_CREDIT_MAX_SAMPLES 1000u
 
+/* A credit for a thread seen from its start: all its CPU time counts. */
+void cpu_credit_from_start(struct cpu_credit *c);
+
 /* Takes a new reading of the thread's CPU time and returns how many samples are now due:
- * the whole intervals of CPU time accumulated since the baseline, which are taken out of
- * the credit. The first reading only sets the baseline (0 due). A clock going backwards
- * resets the baseline. */
-uint32_t cpu_credit_update(struct cpu_credit *c, int64_t cpu_ns, int64_t interval_ns);
+ * the whole intervals of CPU time accumulated since the baseline, plus one more with the
+ * probability of the remaining fraction (u: uniform in [0, 1)); what is due is taken out of
+ * the credit. Rounding at random keeps the expected count exact, also for threads that live
+ * less than one interval of CPU time. Without a baseline the reading only sets it (0 due);
+ * a clock going backwards resets it. */
+uint32_t cpu_credit_update(struct cpu_credit *c, int64_t cpu_ns, int64_t interval_ns, double u);
 
 /* Puts back n samples that were due but could not be taken (the thread went idle before its
  * stack was taken), so its CPU time is counted at a later round. */

@@ -100,7 +100,8 @@ static struct sampled_thread *find_locked(const struct thread_info *info)
     return NULL;
 }
 
-static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+/* from_start: seen at its ThreadStart, so all its CPU time counts. */
+static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool from_start)
 {
     struct thread_info *info = threads_of(jvmti, jni, thread);
     if (!info || atomic_load(&info->ended))
@@ -121,6 +122,8 @@ static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     }
     t->ref = ref;
     t->info = info;
+    if (from_start)
+        cpu_credit_from_start(&t->credit);
 
     pthread_mutex_lock(&lock);
     bool added = false;
@@ -151,7 +154,7 @@ static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 void cpu_sampler_thread_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    add_thread(jvmti, jni, thread);
+    add_thread(jvmti, jni, thread, true);
 }
 
 static void retire_locked(struct sampled_thread *t)
@@ -183,7 +186,7 @@ void cpu_sampler_add_live_threads(jvmtiEnv *jvmti, JNIEnv *jni)
     if (jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
         return;
     for (jint i = 0; i < n; i++) {
-        add_thread(jvmti, jni, threads[i]);
+        add_thread(jvmti, jni, threads[i], false);
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
     jvmti_free(jvmti, threads);
@@ -266,6 +269,16 @@ static size_t gather(void)
     return n;
 }
 
+/* Uniform in [0, 1), for rounding fractions of a sample (xorshift64*; sampler thread only). */
+static double uniform(void)
+{
+    static uint64_t state = UINT64_C(0x9E3779B97F4A7C15);
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return (double)((state * UINT64_C(0x2545F4914F6CDD1D)) >> 11) / 9007199254740992.0;
+}
+
 /* How many samples a runnable thread is due this round: its CPU time since the last
  * reading, in whole intervals (cpu_activity.h). */
 static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
@@ -274,7 +287,7 @@ static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
     if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
         return 0;
     stats.cpu_reads++;
-    return cpu_credit_update(&t->credit, (int64_t)cpu, interval_ns);
+    return cpu_credit_update(&t->credit, (int64_t)cpu, interval_ns, uniform());
 }
 
 /* One thread's stack, as taken: its trace serial, or 0 when it is not counted. */
@@ -305,8 +318,11 @@ static void take_stacks(jvmtiEnv *jvmti, size_t m, jint depth)
     if (m <= STACKS_ONE_BY_ONE_MAX) {
         for (size_t i = 0; i < m; i++) {
             jvmtiStackInfo *si = NULL;
+            /* JDK 17 answers NONE with no stack info for a thread that ended before the
+             * handshake reached it. */
             if ((*jvmti)->GetThreadListStackTraces(jvmti, 1, &refs[i], depth, &si) !=
-                JVMTI_ERROR_NONE)
+                    JVMTI_ERROR_NONE ||
+                !si)
                 continue;
             stats.stacks++;
             picked[i]->trace = trace_of(jvmti, picked[i], &si[0], depth);
@@ -315,7 +331,8 @@ static void take_stacks(jvmtiEnv *jvmti, size_t m, jint depth)
         return;
     }
     jvmtiStackInfo *si = NULL;
-    if ((*jvmti)->GetThreadListStackTraces(jvmti, (jint)m, refs, depth, &si) != JVMTI_ERROR_NONE)
+    if ((*jvmti)->GetThreadListStackTraces(jvmti, (jint)m, refs, depth, &si) != JVMTI_ERROR_NONE ||
+        !si)
         return;
     stats.stacks += m;
     for (size_t i = 0; i < m; i++)
@@ -476,7 +493,7 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
 {
     struct thread_info *info = NULL;
     if (thread) {
-        add_thread(jvmti, jni, thread); /* a thread started before the agent was attached */
+        add_thread(jvmti, jni, thread, false); /* started before the agent was attached */
         info = threads_of(jvmti, jni, thread);
         if (!info)
             return;

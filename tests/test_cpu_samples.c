@@ -9,6 +9,9 @@
 #include "sample_counts.h"
 
 #define MS INT64_C(1000000)
+/* u values for cpu_credit_update: never / always round a fraction up. */
+#define NEVER 0.999999999
+#define ALWAYS 0.0
 
 START_TEST(counts_add_get_total)
 {
@@ -128,43 +131,76 @@ START_TEST(credit_turns_cpu_time_into_samples)
 {
     struct cpu_credit c = {0};
     /* The first reading is only a baseline, whatever the thread used before. */
-    ck_assert_uint_eq(cpu_credit_update(&c, 500 * MS, 10 * MS), 0);
-    ck_assert_uint_eq(cpu_credit_update(&c, 525 * MS, 10 * MS), 2); /* 25 ms: 2, 5 left */
-    ck_assert_uint_eq(cpu_credit_update(&c, 529 * MS, 10 * MS), 0); /* 9 ms left */
-    ck_assert_uint_eq(cpu_credit_update(&c, 531 * MS, 10 * MS), 1); /* 11: 1, 1 left */
+    ck_assert_uint_eq(cpu_credit_update(&c, 500 * MS, 10 * MS, ALWAYS), 0);
+    ck_assert_uint_eq(cpu_credit_update(&c, 525 * MS, 10 * MS, NEVER), 2); /* 25 ms: 2, 5 left */
+    ck_assert_uint_eq(cpu_credit_update(&c, 529 * MS, 10 * MS, NEVER), 0); /* 9 ms left */
+    ck_assert_uint_eq(cpu_credit_update(&c, 531 * MS, 10 * MS, NEVER), 1); /* 11: 1, 1 left */
     /* A thread blocked in read() uses almost nothing: no sample for a long time. */
     for (int i = 1; i <= 1000; i++)
-        ck_assert_uint_eq(cpu_credit_update(&c, 531 * MS + i * 1000, 10 * MS), 0);
+        ck_assert_uint_eq(cpu_credit_update(&c, 531 * MS + i * 1000, 10 * MS, NEVER), 0);
     /* 1 ms + 1000 us: 2 ms of credit; 8 ms more make one sample. */
-    ck_assert_uint_eq(cpu_credit_update(&c, 540 * MS, 10 * MS), 1);
-    ck_assert_uint_eq(c.credit_ns, 0);
+    ck_assert_uint_eq(cpu_credit_update(&c, 540 * MS, 10 * MS, NEVER), 1);
+    ck_assert_int_eq(c.credit_ns, 0);
+}
+END_TEST
+
+START_TEST(credit_rounds_fractions_at_random)
+{
+    struct cpu_credit c = {0};
+    cpu_credit_from_start(&c); /* seen from its start: its first 3 ms count */
+    ck_assert_uint_eq(cpu_credit_update(&c, 3 * MS, 10 * MS, 0.29), 1);    /* 0.29 < 0.3 */
+    ck_assert_int_eq(c.credit_ns, -7 * MS);                                /* paid ahead */
+    ck_assert_uint_eq(cpu_credit_update(&c, 10 * MS, 10 * MS, ALWAYS), 0); /* back at 0 */
+    ck_assert_uint_eq(cpu_credit_update(&c, 13 * MS, 10 * MS, 0.31), 0);   /* 0.31 >= 0.3 */
+    ck_assert_int_eq(c.credit_ns, 3 * MS);
+    /* Many threads that each live 0.3 intervals of CPU time: about 0.3 samples each. */
+    uint32_t total = 0;
+    const int n = 10000;
+    for (int i = 0; i < n; i++) {
+        struct cpu_credit t = {0};
+        cpu_credit_from_start(&t);
+        double u = (double)i * 0.6180339887498949;
+        total += cpu_credit_update(&t, 3 * MS, 10 * MS, u - (double)(int64_t)u);
+    }
+    ck_assert_uint_ge(total, (uint32_t)(n * 0.29));
+    ck_assert_uint_le(total, (uint32_t)(n * 0.31));
+    /* A steady thread: the expected count is exact whatever the rounding. */
+    struct cpu_credit busy = {0};
+    cpu_credit_update(&busy, 0, 10 * MS, ALWAYS);
+    uint32_t samples = 0;
+    for (int i = 1; i <= 1000; i++) {
+        double u = (double)i * 0.6180339887498949;
+        samples += cpu_credit_update(&busy, (int64_t)i * 9 * MS, 10 * MS, u - (double)(int64_t)u);
+    }
+    ck_assert_uint_ge(samples, 899); /* 9000 ms of CPU time at 10 ms */
+    ck_assert_uint_le(samples, 901);
 }
 END_TEST
 
 START_TEST(credit_refund_reset_and_guards)
 {
     struct cpu_credit c = {0};
-    cpu_credit_update(&c, 0, 10 * MS);
-    ck_assert_uint_eq(cpu_credit_update(&c, 10 * MS, 10 * MS), 1);
+    cpu_credit_update(&c, 0, 10 * MS, ALWAYS);
+    ck_assert_uint_eq(cpu_credit_update(&c, 10 * MS, 10 * MS, NEVER), 1);
     cpu_credit_refund(&c, 1, 10 * MS); /* went idle before its stack was taken */
-    ck_assert_uint_eq(cpu_credit_update(&c, 10 * MS, 10 * MS), 1);
+    ck_assert_uint_eq(cpu_credit_update(&c, 10 * MS, 10 * MS, NEVER), 1);
     /* A clock going backwards starts over. */
-    ck_assert_uint_eq(cpu_credit_update(&c, 5 * MS, 10 * MS), 0);
-    ck_assert_uint_eq(cpu_credit_update(&c, 15 * MS, 10 * MS), 1);
+    ck_assert_uint_eq(cpu_credit_update(&c, 5 * MS, 10 * MS, ALWAYS), 0);
+    ck_assert_uint_eq(cpu_credit_update(&c, 15 * MS, 10 * MS, NEVER), 1);
     /* Reset: CPU time used while sampling was off does not come back. */
     cpu_credit_reset(&c);
-    ck_assert_uint_eq(cpu_credit_update(&c, 100000 * MS, 10 * MS), 0);
-    ck_assert_uint_eq(cpu_credit_update(&c, 100010 * MS, 10 * MS), 1);
+    ck_assert_uint_eq(cpu_credit_update(&c, 100000 * MS, 10 * MS, ALWAYS), 0);
+    ck_assert_uint_eq(cpu_credit_update(&c, 100010 * MS, 10 * MS, NEVER), 1);
     /* Never more than CPU_CREDIT_MAX_SAMPLES from one reading. */
-    ck_assert_uint_eq(cpu_credit_update(&c, 100010 * MS + 10 * MS * 5000, 10 * MS),
+    ck_assert_uint_eq(cpu_credit_update(&c, 100010 * MS + 10 * MS * 5000, 10 * MS, NEVER),
                       CPU_CREDIT_MAX_SAMPLES);
-    ck_assert_uint_eq(cpu_credit_update(&c, 100010 * MS + 10 * MS * 5001, 10 * MS), 1);
+    ck_assert_uint_eq(cpu_credit_update(&c, 100010 * MS + 10 * MS * 5001, 10 * MS, NEVER), 1);
     /* A refund without a baseline is ignored. */
     struct cpu_credit fresh = {0};
     cpu_credit_refund(&fresh, 3, 10 * MS);
-    ck_assert_uint_eq(cpu_credit_update(&fresh, 0, 10 * MS), 0);
-    ck_assert_uint_eq(fresh.credit_ns, 0);
-    ck_assert_uint_eq(cpu_credit_update(&fresh, 1, 0), 0); /* interval 0: nothing */
+    ck_assert_uint_eq(cpu_credit_update(&fresh, 0, 10 * MS, ALWAYS), 0);
+    ck_assert_int_eq(fresh.credit_ns, 0);
+    ck_assert_uint_eq(cpu_credit_update(&fresh, 1, 0, ALWAYS), 0); /* interval 0: nothing */
 }
 END_TEST
 
@@ -179,6 +215,7 @@ int main(void)
     tcase_add_test(tc, counts_rows_rank_with_cutoff);
     tcase_add_test(tc, states_that_can_use_the_cpu);
     tcase_add_test(tc, credit_turns_cpu_time_into_samples);
+    tcase_add_test(tc, credit_rounds_fractions_at_random);
     tcase_add_test(tc, credit_refund_reset_and_guards);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

@@ -1,0 +1,267 @@
+package hprof.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** cpu=samples on real VMs: accuracy, idle threads, native code, many threads, binary output. */
+class CpuSamplesTest {
+    static Stream<Arguments> jdks() {
+        return Stream.of(17, 25).map(Arguments::of);
+    }
+
+    static Path jdkOrSkip(int feature) {
+        Path jdk = feature == Jvm.feature(Jvm.defaultJdk()) ? Jvm.defaultJdk() : Jvm.jdk(feature);
+        Assumptions.assumeTrue(jdk != null, "no JDK " + feature + " installed: skipped");
+        return jdk;
+    }
+
+    static void assertNoCrash(Jvm.Result r) throws Exception {
+        assertFalse(r.err().contains("A fatal error has been detected"), r.describe());
+        try (Stream<Path> files = Files.list(r.dir())) {
+            assertTrue(files.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), r.describe());
+        }
+    }
+
+    /** What an ascii profile says about threads, traces and CPU samples. */
+    record Profile(Map<Long, String> threadNames, Map<Long, Long> traceThread,
+                   Map<Long, List<String>> traceFrames, long total, List<Row> rows, String text) {
+        record Row(double self, long count, long trace, String method) {}
+
+        static final Pattern THREAD = Pattern.compile("THREAD START \\(obj=[0-9a-f]+, id = (\\d+), name=\"([^\"]*)\"");
+        static final Pattern TRACE = Pattern.compile("TRACE (\\d+):(?: \\(thread=(\\d+)\\))?");
+        static final Pattern BEGIN = Pattern.compile("CPU SAMPLES BEGIN \\(total = (\\d+)\\)");
+        static final Pattern ROW = Pattern.compile("\\s*\\d+\\s+([0-9.]+)%\\s+[0-9.]+%\\s+(\\d+)\\s+(\\d+) (\\S+)");
+
+        static Profile read(Path file) throws Exception {
+            String text = Files.readString(file);
+            Map<Long, String> names = new HashMap<>();
+            Map<Long, Long> traceThread = new HashMap<>();
+            Map<Long, List<String>> frames = new HashMap<>();
+            List<Row> rows = new ArrayList<>();
+            long total = -1;
+            List<String> current = null;
+            boolean inSamples = false;
+            for (String line : text.split("\n")) {
+                Matcher m;
+                if (line.startsWith("\t") && current != null) {
+                    current.add(line.trim());
+                    continue;
+                }
+                current = null;
+                if ((m = THREAD.matcher(line)).lookingAt()) {
+                    names.put(Long.parseLong(m.group(1)), m.group(2));
+                } else if ((m = TRACE.matcher(line)).lookingAt()) {
+                    long serial = Long.parseLong(m.group(1));
+                    if (m.group(2) != null)
+                        traceThread.put(serial, Long.parseLong(m.group(2)));
+                    current = new ArrayList<>();
+                    frames.put(serial, current);
+                } else if ((m = BEGIN.matcher(line)).lookingAt()) {
+                    assertEquals(-1, total, "one CPU SAMPLES section expected\n" + text);
+                    total = Long.parseLong(m.group(1));
+                    inSamples = true;
+                } else if (line.startsWith("CPU SAMPLES END")) {
+                    inSamples = false;
+                } else if (inSamples && (m = ROW.matcher(line)).matches()) {
+                    rows.add(new Row(Double.parseDouble(m.group(1)), Long.parseLong(m.group(2)),
+                            Long.parseLong(m.group(3)), m.group(4)));
+                }
+            }
+            assertTrue(total >= 0, "no CPU SAMPLES section\n" + text);
+            return new Profile(names, traceThread, frames, total, rows, text);
+        }
+
+        /** Samples per thread name (thread=y), over the rows written. */
+        Map<String, Long> byThread() {
+            Map<String, Long> m = new HashMap<>();
+            for (Row r : rows) {
+                Long thread = traceThread.get(r.trace());
+                assertNotNull(thread, "trace " + r.trace() + " has no thread\n" + text);
+                String name = threadNames.get(thread);
+                assertNotNull(name, "thread " + thread + " has no THREAD START\n" + text);
+                m.merge(name, r.count(), Long::sum);
+            }
+            return m;
+        }
+
+        /** Samples of rows on thread name whose top frame is method. */
+        long count(String thread, String method) {
+            long n = 0;
+            for (Row r : rows)
+                if (r.method().equals(method) && thread.equals(threadNames.get(traceThread.get(r.trace()))))
+                    n += r.count();
+            return n;
+        }
+
+        long sumOfRows() {
+            return rows.stream().mapToLong(Row::count).sum();
+        }
+    }
+
+    static long busyCpuMs(Jvm.Result r) {
+        Matcher m = Pattern.compile("busy-cpu-ms (\\d+)").matcher(r.out());
+        assertTrue(m.find(), r.describe());
+        return Long.parseLong(m.group(1));
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void threeToOneWorkShowsAsThreeToOneAndIdleThreadsAsNothing(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-accuracy");
+        int interval = 5;
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=" + interval + ",cutoff=0,file=cpu.txt")),
+                "CpuBusy", "4000");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertEquals(p.total(), p.sumOfRows(), "cutoff=0 writes every row\n" + p.text());
+        Map<String, Long> byThread = p.byThread();
+
+        long a = p.count("busy", "CpuBusy.hotA"), b = p.count("busy", "CpuBusy.hotB");
+        assertTrue(a + b >= 100, "too few samples to judge: " + byThread + "\n" + p.text());
+        double shareA = (double) a / (a + b);
+        assertTrue(shareA >= 0.65 && shareA <= 0.85,
+                "hotA should have about 75% of hotA+hotB, has " + a + " vs " + b + "\n" + p.text());
+
+        long idle = 0;
+        for (Map.Entry<String, Long> e : byThread.entrySet())
+            if (e.getKey().startsWith("idle-"))
+                idle += e.getValue();
+        assertTrue(idle <= Math.max(3, p.total() / 100),
+                "idle threads (socket read, sleep, park, wait, monitor) got " + idle + " of "
+                        + p.total() + ": " + byThread + "\n" + p.text());
+
+        // A sample is one interval of CPU time: the busy thread's samples match its CPU time.
+        long busySamples = byThread.getOrDefault("busy", 0L);
+        long cpuMs = busyCpuMs(r);
+        double ratio = (double) busySamples * interval / cpuMs;
+        assertTrue(ratio > 0.85 && ratio < 1.15,
+                "busy: " + busySamples + " samples x " + interval + " ms vs " + cpuMs + " ms of CPU\n" + p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void intervalSetsTheRoundRateAndWhatOneSampleIsWorth(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-interval");
+        int interval = 50;
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,verbose=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
+                "CpuBusy", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        Matcher m = Pattern.compile("(\\d+) rounds over ([0-9.]+) s \\(([0-9.]+) rounds/s").matcher(r.err());
+        assertTrue(m.find(), r.describe());
+        double perSecond = Double.parseDouble(m.group(3));
+        assertTrue(perSecond >= 14 && perSecond <= 20.5, "interval=50 means 20 rounds/s: " + r.err());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        long busySamples = p.byThread().getOrDefault("busy", 0L);
+        double ratio = (double) busySamples * interval / busyCpuMs(r);
+        assertTrue(ratio > 0.7 && ratio < 1.3, busySamples + " samples of " + interval + " ms, " + r.out());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void busyNativeCodeCountsButBlockedNativeCodeDoesNot(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-native");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,cutoff=0,file=cpu.txt")),
+                "CpuBusy", "3000", "native");
+        assertEquals(0, r.exit(), r.describe());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        Map<String, Long> byThread = p.byThread();
+        long nativeBusy = byThread.getOrDefault("native-busy", 0L);
+        long deflate = p.rows().stream()
+                .filter(row -> row.method().startsWith("java.util.zip.Deflater."))
+                .mapToLong(Profile.Row::count).sum();
+        long busy = byThread.getOrDefault("busy", 0L);
+        // Both threads want a CPU all the time; each gets a fair share of it.
+        assertTrue(nativeBusy >= busy * 0.3, byThread + "\n" + p.text());
+        assertTrue(deflate >= nativeBusy * 0.8, "Deflater's native code is where it works\n" + p.text());
+        assertTrue(byThread.getOrDefault("idle-socket", 0L) <= 1, p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void cutoffLeavesOutSmallRowsButNotTheirSamples(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-cutoff");
+        Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("cpu=samples,cutoff=0.1,file=cpu.txt")),
+                "CpuBusy", "1500");
+        assertEquals(0, r.exit(), r.describe());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertFalse(p.rows().isEmpty(), p.text());
+        for (Profile.Row row : p.rows())
+            assertTrue(row.self() >= 10.0, "row below the cutoff: " + row + "\n" + p.text());
+        assertTrue(p.rows().stream().anyMatch(row -> row.method().equals("CpuBusy.hotA")), p.text());
+        // thread=n: traces carry no thread.
+        assertTrue(p.traceThread().isEmpty(), p.text());
+        // Every row's trace is written (before the rows or at the end of the dump).
+        for (Profile.Row row : p.rows())
+            assertTrue(p.traceFrames().containsKey(row.trace()), "no TRACE " + row.trace() + "\n" + p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void manyThreadsStartingAndEndingWhileSamplingEveryMillisecond(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-churn");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=1,depth=8,cutoff=0,file=cpu.txt")),
+                "ThreadChurn", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        Matcher m = Pattern.compile("churn started (\\d+)").matcher(r.out());
+        assertTrue(m.find(), r.describe());
+        assertTrue(Long.parseLong(m.group(1)) >= 100, r.describe());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertEquals(p.total(), p.sumOfRows(), p.text());
+        Map<String, Long> byThread = p.byThread(); // every trace names a started thread
+        assertTrue(byThread.keySet().stream().anyMatch(n -> n.startsWith("short-")), byThread.toString());
+        assertTrue(byThread.keySet().stream().anyMatch(n -> n.startsWith("live-")), byThread.toString());
+        assertTrue(p.rows().stream().anyMatch(row -> row.method().equals("ThreadChurn.work")
+                && p.threadNames().get(p.traceThread().get(row.trace())).startsWith("short-")), p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void binaryCpuSamplesPassTheStrictReader(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-binary");
+        Path file = dir.resolve("cpu.hprof");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,heap=sites,thread=y,depth=6,format=b,file=" + file)),
+                "CpuBusy", "1500");
+        assertEquals(0, r.exit(), r.describe());
+        HprofRead.Report report = HprofRead.check(file);
+        assertEquals(0, report.exit(), report.output());
+        assertEquals(1, report.count("CPU SAMPLES"), report.output());
+        assertEquals(1, report.count("CONTROL SETTINGS"), report.output());
+        // alloc traces (heap=sites) | cpu sampling, and the depth.
+        assertEquals(3L, report.get("control_settings", "flags"), report.output());
+        assertEquals(6L, report.get("control_settings", "depth"), report.output());
+        long total = (Long) report.get("cpu_samples", "total");
+        assertTrue(total > 0, report.output());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> top = (List<Map<String, Object>>) report.get("cpu_samples", "top");
+        assertTrue(((String) top.get(0).get("frame")).startsWith("CpuBusy.hotA("), report.output());
+    }
+}
