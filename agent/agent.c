@@ -151,6 +151,9 @@ static jint start_agent(JavaVM *vm, const char *option_string, bool live)
     enum hprof_parse_result r = options_parse(option_string, &options, err, sizeof err);
     if (r == HPROF_OPTIONS_ERROR) {
         fprintf(stderr, "%s\n", err);
+        if (live && option_string && !strchr(option_string, '='))
+            log_error("jcmd splits an unquoted option string at '=': pass it in inner quotes, "
+                      "e.g. jcmd <pid> JVMTI.agent_load <lib> '\"heap=dump,format=b\"'");
         return JNI_ERR;
     }
     if (r == HPROF_OPTIONS_HELP) {

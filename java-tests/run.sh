@@ -27,8 +27,11 @@ mapfile -t tests < <(find "$here/src" -name '*.java' | sort)
 export HPROF_PROGRAMS="$out/programs"
 export HPROF_WORK="$out/work"
 cd "$out/work"
+# With arguments (e.g. --select-class hprof.tests.StartupTest) run just those; else scan all.
+if [ $# -eq 0 ]; then
+  set -- --scan-class-path="$out/tests"
+fi
 exec "$jdk/bin/java" -jar "$junit" \
   --class-path "$out/tests:$visualvm_heap" \
-  --scan-class-path="$out/tests" \
-  --disable-banner --details=tree --details-theme=ascii \
+  --disable-banner --disable-ansi-colors --details=tree --details-theme=ascii \
   --fail-if-no-tests "$@"
