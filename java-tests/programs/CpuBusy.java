@@ -121,6 +121,8 @@ public class CpuBusy {
             System.out.println("busy-cpu-ms " + cpu / 1_000_000);
         }, "busy");
         busy.start();
+        System.out.println("cpu-busy ready");
+        System.out.flush();
         busy.join();
         System.out.println("cpu-busy done");
         accepted.close();

@@ -243,6 +243,38 @@ class CpuSamplesTest {
 
     @ParameterizedTest(name = "JDK {0}")
     @MethodSource("jdks")
+    void attachedSamplerCountsFromTheAttach(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-attach");
+        Process p = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", Jvm.programs().toString(),
+                "CpuBusy", "4000")
+                .directory(dir.toFile()).redirectOutput(dir.resolve("out.txt").toFile())
+                .redirectError(dir.resolve("err.txt").toFile()).start();
+        try {
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (!Files.readString(dir.resolve("out.txt")).contains("cpu-busy ready")) {
+                assertTrue(System.nanoTime() < deadline && p.isAlive(), Files.readString(dir.resolve("err.txt")));
+                Thread.sleep(50);
+            }
+            AttachTest.Target t = new AttachTest.Target(p, dir, dir.resolve("unused"));
+            Jvm.Result r = AttachTest.jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
+                    "\"cpu=samples,thread=y,cutoff=0,file=" + dir.resolve("cpu.txt") + "\"");
+            assertTrue(r.out().contains("return code: 0"), r.describe());
+            assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "target did not exit");
+        } finally {
+            p.destroyForcibly();
+        }
+        assertEquals(0, p.exitValue(), Files.readString(dir.resolve("err.txt")));
+        Profile prof = Profile.read(dir.resolve("cpu.txt"));
+        long a = prof.count("busy", "CpuBusy.hotA"), b = prof.count("busy", "CpuBusy.hotB");
+        assertTrue(a + b >= 20 && a > b, a + " vs " + b + "\n" + prof.text());
+        long idle = prof.byThread().entrySet().stream().filter(e -> e.getKey().startsWith("idle-"))
+                .mapToLong(Map.Entry::getValue).sum();
+        assertTrue(idle <= 2, prof.byThread() + "\n" + prof.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
     void binaryCpuSamplesPassTheStrictReader(int feature) throws Exception {
         Path jdk = jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-binary");
