@@ -21,6 +21,8 @@
 #define PAUSED_WAKE_NS INT64_C(1000000000)
 /* vm_death waits at most this long for the sampler to leave its round. */
 #define STOP_WAIT_NS INT64_C(5000000000)
+/* A CONTROL command switching sampling off waits at most this long for the round in progress. */
+#define OFF_WAIT_NS INT64_C(2000000000)
 
 struct sampled_thread {
     jthread ref; /* global reference */
@@ -44,6 +46,7 @@ static size_t nretired;
 static bool default_on = true; /* for threads not switched one by one */
 static size_t enabled_count;   /* listed, not retired, enabled */
 static bool stop_requested, sampler_running;
+static bool in_round; /* the sampler is between its look at the switches and its counts */
 
 /* counts_lock guards the counts and the statistics. */
 static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -411,6 +414,7 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             pthread_cond_timedwait(&wake, &lock, &until);
             continue; /* re-check stop and pause */
         }
+        in_round = true;
         pthread_mutex_unlock(&lock);
 
         int64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -418,6 +422,10 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         sample_round(jvmti, jni);
         int64_t end = now_ns();
         stats.cpu_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start);
+        pthread_mutex_lock(&lock);
+        in_round = false;
+        pthread_cond_broadcast(&wake);
+        pthread_mutex_unlock(&lock);
 
         stats.ticks++;
         stats.busy_ns += (uint64_t)(end - now);
@@ -521,6 +529,12 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
         }
     }
     pthread_cond_broadcast(&wake);
+    /* Once the command returns, no sample of a thread switched off is added: a round in
+     * progress read the switches before the change. */
+    struct timespec until = timespec_of(now_ns() + OFF_WAIT_NS);
+    while (!on && in_round && !stop_requested)
+        if (pthread_cond_timedwait(&wake, &lock, &until) != 0)
+            break;
     pthread_mutex_unlock(&lock);
 }
 

@@ -27,7 +27,9 @@ int cpu_sampler_start(jvmtiEnv *jvmti, JNIEnv *jni);
 void cpu_sampler_stop(void);
 
 /* CONTROL_CPU_SAMPLING_ON/OFF. thread NULL: all threads (off pauses the sampler, on resumes
- * it and re-enables every thread); else that thread only (on also resumes a paused sampler). */
+ * it and re-enables every thread); else that thread only (on also resumes a paused sampler).
+ * Switching off waits (at most 2 s) for the round in progress, so that no sample of a thread
+ * switched off is added after the call: OFF then CLEAR leaves the counts at zero. */
 void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool on);
 /* Whether sampling is on (not paused), for CONTROL SETTINGS. */
 bool cpu_sampler_sampling(void);

@@ -13,7 +13,8 @@
 /* Longest "class.method" label kept for a row; longer ones are cut. */
 #define LABEL_LEN 512
 
-/* The alloc-traces bit of CONTROL SETTINGS: heap=sites, switched by CONTROL commands. */
+/* The alloc-traces bit of CONTROL SETTINGS: heap=sites or heap=dump (as the old agent and the
+ * listener's own CONTROL SETTINGS have it), switched by CONTROL commands. */
 static _Atomic(bool) alloc_traces;
 
 static bool cpu_samples_enabled(const struct hprof_options *opts)
@@ -31,7 +32,7 @@ static int cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts, 
 {
     (void)jvmti;
     (void)live;
-    atomic_store(&alloc_traces, opts->heap_sites);
+    atomic_store(&alloc_traces, opts->heap_sites || opts->heap_dump);
     if (cpu_sampler_init(opts->interval_ms, opts->thread) != 0) {
         log_error("cpu=samples: out of memory at start-up");
         return -1;
@@ -101,10 +102,7 @@ static void cpu_samples_control(const struct control_request *req)
         atomic_store(&alloc_traces, req->kind == CONTROL_ALLOC_TRACES_ON);
         break;
     case CONTROL_SET_DEPTH:
-        /* The sampler reads the depth every round; setting it twice is harmless. */
-        if (req->depth >= 0 && req->depth <= HPROF_DEPTH_MAX)
-            traces_set_depth(req->depth);
-        break;
+        break; /* the listener sets it; the sampler reads the depth every round */
     }
 }
 

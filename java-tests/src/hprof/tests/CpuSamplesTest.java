@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -271,6 +272,129 @@ class CpuSamplesTest {
         long idle = prof.byThread().entrySet().stream().filter(e -> e.getKey().startsWith("idle-"))
                 .mapToLong(Map.Entry::getValue).sum();
         assertTrue(idle <= 2, prof.byThread() + "\n" + prof.text());
+    }
+
+    /** One CPU SAMPLES record of a socket stream, and the CONTROL SETTINGS flags before it. */
+    record Samples(long total, Map<Long, Long> byTrace, int controlFlags) {}
+
+    /** The k-th CPU SAMPLES record (from 1), once it has arrived. */
+    static Samples cpuSamples(NetTest.Peer peer, int k) throws Exception {
+        NetTest.await(() -> NetTest.withTag(NetTest.completeRecords(peer.received()), 0x0D).size() >= k,
+                "CPU SAMPLES record " + k, 60_000);
+        List<NetTest.Rec> recs = NetTest.completeRecords(peer.received());
+        int seen = 0, flags = -1;
+        for (NetTest.Rec r : recs) {
+            if (r.tag() == 0x0E)
+                flags = r.buf().getInt();
+            if (r.tag() == 0x0D && ++seen == k) {
+                java.nio.ByteBuffer b = r.buf();
+                long total = b.getInt() & 0xFFFFFFFFL;
+                int n = b.getInt();
+                Map<Long, Long> rows = new HashMap<>();
+                for (int i = 0; i < n; i++) {
+                    long count = b.getInt() & 0xFFFFFFFFL;
+                    rows.put(b.getInt() & 0xFFFFFFFFL, count);
+                }
+                return new Samples(total, rows, flags);
+            }
+        }
+        throw new AssertionError("unreachable");
+    }
+
+    /** Thread serial of each trace (STACK TRACE records), and of each thread object (START THREAD). */
+    static Map<Long, Long> traceThreads(byte[] stream) {
+        Map<Long, Long> m = new HashMap<>();
+        for (NetTest.Rec r : NetTest.withTag(NetTest.completeRecords(stream), 0x05)) {
+            java.nio.ByteBuffer b = r.buf();
+            long trace = b.getInt() & 0xFFFFFFFFL;
+            m.put(trace, b.getInt() & 0xFFFFFFFFL);
+        }
+        return m;
+    }
+
+    static long threadSerial(byte[] stream, long objectId) {
+        for (NetTest.Rec r : NetTest.withTag(NetTest.completeRecords(stream), NetTest.TAG_START_THREAD)) {
+            java.nio.ByteBuffer b = r.buf();
+            long serial = b.getInt() & 0xFFFFFFFFL;
+            if (b.getLong() == objectId)
+                return serial;
+        }
+        throw new AssertionError("no START THREAD for object " + Long.toHexString(objectId));
+    }
+
+    /** Samples per thread serial in one CPU SAMPLES record. */
+    static Map<Long, Long> perThread(Samples s, Map<Long, Long> traceThread) {
+        Map<Long, Long> m = new HashMap<>();
+        s.byTrace().forEach((trace, count) -> m.merge(traceThread.get(trace), count, Long::sum));
+        return m;
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void socketControlSwitchesSamplingPerThreadAndClears(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-control");
+        byte[] dumpAll = NetTest.cmd(NetTest.CPU_SAMPLES, 0, NetTest.cat(NetTest.u2(0), NetTest.f4(0f)));
+        try (NetTest.Peer peer = NetTest.Peer.loopback()) {
+            Process p = new ProcessBuilder(jdk.resolve("bin/java").toString(),
+                    Jvm.agentpath("cpu=samples,thread=y,interval=5,format=b,net=127.0.0.1:" + peer.port()),
+                    "-cp", Jvm.programs().toString(), "CpuPair", dir.resolve("stop").toString())
+                    .directory(dir.toFile()).redirectOutput(dir.resolve("out.txt").toFile())
+                    .redirectError(dir.resolve("err.txt").toFile()).start();
+            try {
+                peer.accept(true);
+                NetTest.await(() -> NetTest.read(dir.resolve("out.txt")).contains("pair ready"), "pair ready", 60_000);
+                Thread.sleep(500);
+                // Off for all, then clear: nothing is counted any more.
+                peer.send(NetTest.control(1, 4, NetTest.u8(0)));
+                peer.send(NetTest.control(2, 5));
+                Thread.sleep(1000);
+                peer.send(NetTest.cmd(NetTest.CPU_SAMPLES, 3, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+                Samples off = cpuSamples(peer, 1);
+                assertEquals(0, off.total(), off.toString());
+                assertEquals(0, off.controlFlags() & 0x2, "cpu sampling bit while off");
+
+                byte[] sofar = peer.received();
+                long a = NetTest.threadObjectId(sofar, "busy-a"), b = NetTest.threadObjectId(sofar, "busy-b");
+                long serialA = threadSerial(sofar, a), serialB = threadSerial(sofar, b);
+                // On for busy-a only.
+                peer.send(NetTest.control(4, 3, NetTest.u8(a)));
+                Thread.sleep(1500);
+                peer.send(NetTest.cmd(NetTest.CPU_SAMPLES, 5, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+                Samples onlyA = cpuSamples(peer, 2);
+                Map<Long, Long> threadsA = perThread(onlyA, traceThreads(peer.received()));
+                assertTrue(threadsA.getOrDefault(serialA, 0L) > 0, threadsA.toString());
+                assertEquals(Set.of(serialA), threadsA.keySet(), "only busy-a is sampled: " + threadsA);
+                assertEquals(0x2, onlyA.controlFlags() & 0x2, "cpu sampling bit with one thread on");
+
+                // On for all, then off for busy-a and clear: busy-b only.
+                peer.send(NetTest.control(6, 3, NetTest.u8(0)));
+                Thread.sleep(1000);
+                peer.send(dumpAll);
+                Samples all = cpuSamples(peer, 3);
+                Map<Long, Long> threadsAll = perThread(all, traceThreads(peer.received()));
+                assertTrue(threadsAll.getOrDefault(serialB, 0L) > 0, threadsAll.toString());
+                assertTrue(all.total() > onlyA.total(), "counts accumulate until cleared");
+                peer.send(NetTest.control(7, 4, NetTest.u8(a)));
+                peer.send(NetTest.control(8, 5));
+                Thread.sleep(1500);
+                peer.send(dumpAll);
+                Samples onlyB = cpuSamples(peer, 4);
+                Map<Long, Long> threadsB = perThread(onlyB, traceThreads(peer.received()));
+                assertEquals(0, threadsB.getOrDefault(serialA, 0L), threadsB.toString());
+                assertTrue(threadsB.getOrDefault(serialB, 0L) > 0, threadsB.toString());
+
+                Files.writeString(dir.resolve("stop"), "");
+                assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "target did not exit");
+                assertEquals(0, p.exitValue(), NetTest.read(dir.resolve("err.txt")));
+                byte[] stream = peer.awaitEnd(60_000);
+                HprofRead.Report report = HprofRead.check(NetTest.save(dir, stream));
+                assertEquals(0, report.exit(), report.output());
+                assertEquals(5, report.count("CPU SAMPLES"), report.output()); // 4 commands + exit
+            } finally {
+                p.destroyForcibly();
+            }
+        }
     }
 
     @ParameterizedTest(name = "JDK {0}")
