@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "class_table.h"
+#include "cpu_samples.h"
 #include "dump.h"
 #include "frame_table.h"
 #include "heap_dump.h"
@@ -25,6 +26,7 @@
 static const struct hprof_profile *const all_profiles[] = {
     &listener_profile,
     &heap_dump_profile,
+    &cpu_samples_profile,
     &monitor_profile,
     NULL, /* keeps the array non-empty; skipped */
 };
