@@ -1,0 +1,716 @@
+/* heap=sites.
+ *
+ * Allocations: SampledObjectAlloc with SetHeapSamplingInterval(0) (exact mode) or
+ * sites_interval (sampled mode), set in Agent_OnLoad, plus VMObjectAlloc in exact mode for the
+ * few VM-internal allocations the sampler skips. Each allocation costs one GetStackTrace of
+ * `depth` frames; a per-thread cache maps those frames to a trace serial and, with the class,
+ * to a site id, without locks; counters are atomics in the site table.
+ *
+ * Live counts, exact mode: a heap walk (IterateThroughHeap) at each dump counts the objects
+ * still in the heap per site, so they are exact at that moment with no ObjectFree events to
+ * settle. The walk needs each object's site: objects carry it in their tag, except one site per
+ * class ("the default site", the first one seen) whose objects stay untagged, because SetTag
+ * is the most expensive part of an allocation event. That is only sound for classes whose
+ * objects are never allocated behind the sampler's back: VM fillers (int[], Object), interned
+ * strings, method-handle internals and thread objects of attaching threads are all of classes
+ * of the boot loader, so only classes of other loaders get a default site. Objects that were in
+ * the heap before tracking started (start-up, tracking turned off) are tagged "untracked" by a
+ * heap walk so they are not taken for default-site objects.
+ *
+ * Live counts, sampled mode: every sampled object is tagged and ObjectFree takes its weight off
+ * its site; pending ObjectFree events are flushed before each dump. */
+#include "alloc_sites.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "class_table.h"
+#include "jvmti_util.h"
+#include "log.h"
+#include "output.h"
+#include "sample_table.h"
+#include "site_table.h"
+#include "tags.h"
+#include "thread_table.h"
+#include "trace_cache.h"
+#include "trace_table.h"
+
+_Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct raw_frame), "frame layout");
+
+/* Per thread: the stack buffer, the cache in front of the shared tables, and a block of tag
+ * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
+ * first allocation and freed at its ThreadEnd. */
+struct site_thread {
+    struct trace_cache *cache;
+    jvmtiFrameInfo *frames;
+    int frames_cap;
+    uint64_t serial_next, serial_end;
+};
+
+#define SERIAL_BLOCK 1024
+
+static _Thread_local struct site_thread *current_thread;
+
+/* Serial ranges of site-0 tags given to objects that were never tracked (see untracked_*). */
+#define MAX_UNTRACKED_RANGES 64
+
+static struct {
+    bool sampled;      /* sites_interval > 0 */
+    uint64_t interval; /* bytes per sample; 0 = exact */
+    bool lineno, per_thread;
+    bool defaults; /* exact mode started at OnLoad: default sites stay untagged */
+    _Atomic(bool) tracking;
+    /* While set, every tracked object is tagged, default site or not: the heap walks that
+     * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
+    _Atomic(bool) tag_all;
+    pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
+    struct {
+        uint64_t lo, hi;
+    } untracked[MAX_UNTRACKED_RANGES];
+    int nuntracked;
+    uint64_t window_lo; /* start of the open untracked window, under control_lock */
+} S = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- per-thread state ------------------------------------------------------------------ */
+
+static struct site_thread *site_thread_get(void)
+{
+    struct site_thread *t = current_thread;
+    if (t)
+        return t;
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->cache = trace_cache_new((unsigned)traces_depth());
+    if (!t->cache) {
+        free(t);
+        return NULL;
+    }
+    current_thread = t;
+    return t;
+}
+
+static void site_thread_free(void)
+{
+    struct site_thread *t = current_thread;
+    current_thread = NULL;
+    if (t) {
+        trace_cache_free(t->cache);
+        free(t->frames);
+        free(t);
+    }
+}
+
+static uint64_t next_serial(struct site_thread *t)
+{
+    if (t->serial_next == t->serial_end) {
+        t->serial_next = tags_reserve_serials(SERIAL_BLOCK);
+        t->serial_end = t->serial_next + SERIAL_BLOCK;
+    }
+    return t->serial_next++;
+}
+
+/* ---- classes --------------------------------------------------------------------------- */
+
+static uint32_t class_serial(jvmtiEnv *jvmti, jclass klass)
+{
+    jlong tag = 0;
+    if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
+        tag_site((uint64_t)tag) == TAG_SITE_CLASS)
+        return (uint32_t)tag_serial((uint64_t)tag);
+    return classes_serial_of(jvmti, klass);
+}
+
+static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial)
+{
+    const struct class_info *c = classes_get(serial);
+    if (c && c->signature && strcmp(c->signature, "Ljava/lang/Class;") == 0)
+        return SITE_CLASS_IGNORED;
+    if (!S.defaults)
+        return SITE_CLASS_TAGGED;
+    jobject loader = NULL;
+    if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE)
+        return SITE_CLASS_TAGGED;
+    if (!loader)
+        return SITE_CLASS_TAGGED; /* the boot loader's: the VM allocates some behind our back */
+    if (jni)
+        (*jni)->DeleteLocalRef(jni, loader);
+    return SITE_CLASS_DEFAULT;
+}
+
+static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial,
+                                      uint8_t *kind)
+{
+    struct site_class *k = sites_class(serial);
+    if (!k)
+        return NULL;
+    uint8_t v = atomic_load_explicit(&k->kind, memory_order_acquire);
+    if (v == SITE_CLASS_UNKNOWN) {
+        v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
+        atomic_store_explicit(&k->kind, v, memory_order_release);
+    }
+    *kind = v;
+    return k;
+}
+
+/* ---- the allocation path --------------------------------------------------------------- */
+
+/* The site of an allocation of class cls by the current thread. */
+static uint32_t site_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct site_thread *t,
+                        uint32_t cls)
+{
+    int depth = traces_depth();
+    jint n = 0;
+    if (depth > 0) {
+        if (t->frames_cap < depth) {
+            jvmtiFrameInfo *f = realloc(t->frames, sizeof *f * (size_t)depth);
+            if (!f)
+                return 0;
+            t->frames = f;
+            t->frames_cap = depth;
+        }
+        if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->frames, &n) != JVMTI_ERROR_NONE)
+            n = 0;
+    }
+    if (!S.lineno) /* frames of one method are one frame: make their traces one trace too */
+        for (jint i = 0; i < n; i++)
+            t->frames[i].location = 0;
+    uint32_t thread_serial = 0;
+    if (S.per_thread) {
+        struct thread_info *ti = threads_of(jvmti, jni, thread);
+        thread_serial = ti ? ti->serial : 0;
+    }
+
+    const struct raw_frame *raw = (const struct raw_frame *)t->frames;
+    uint64_t hash = trace_cache_hash(raw, (unsigned)n, thread_serial);
+    struct trace_cache_entry *e = trace_cache_find(t->cache, hash, raw, (unsigned)n, thread_serial);
+    if (!e) {
+        uint32_t trace = traces_intern(jvmti, t->frames, n, thread_serial);
+        e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, trace);
+        if (!e)
+            return sites_intern(cls, trace); /* deeper than the cache keeps */
+    }
+    if (e->class_serial == cls && e->site)
+        return e->site;
+    uint32_t site = sites_intern(cls, e->trace_serial);
+    if (site) {
+        e->class_serial = cls;
+        e->site = site;
+    }
+    return site;
+}
+
+/* Exact mode: whether this object must carry its site in its tag. */
+static bool needs_tag(struct site_class *k, uint8_t kind, uint32_t site)
+{
+    if (kind != SITE_CLASS_DEFAULT)
+        return true;
+    uint32_t d = atomic_load_explicit(&k->default_site, memory_order_acquire);
+    if (d == 0 && atomic_compare_exchange_strong_explicit(
+                      &k->default_site, &d, site, memory_order_acq_rel, memory_order_acquire))
+        d = site;
+    return d != site || atomic_load_explicit(&S.tag_all, memory_order_acquire);
+}
+
+static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, uint32_t cls,
+                   struct site_class *k, uint8_t kind, jlong size)
+{
+    struct site_thread *t = site_thread_get();
+    if (!t)
+        return;
+    uint32_t id = site_of(jvmti, jni, thread, t, cls);
+    struct site *s = sites_get(id);
+    if (!s)
+        return;
+    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
+    if (!S.sampled) {
+        sites_count_alloc(s, bytes);
+        if (needs_tag(k, kind, id))
+            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(id, next_serial(t)));
+        return;
+    }
+    uint64_t w = sites_sample_weight(bytes, S.interval);
+    atomic_fetch_add_explicit(&s->alloc_objs, w, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->alloc_bytes, w * bytes, memory_order_relaxed);
+    uint64_t tag = tag_make(id, next_serial(t));
+    /* Recorded before tagging: the object cannot die before this callback returns. */
+    if (!samples_put(tag, bytes))
+        return;
+    if ((*jvmti)->SetTag(jvmti, object, (jlong)tag) != JVMTI_ERROR_NONE) {
+        uint64_t ignored;
+        samples_take(tag, &ignored);
+        return;
+    }
+    atomic_fetch_add_explicit(&s->live_objs, w, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->live_bytes, w * bytes, memory_order_relaxed);
+}
+
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                     jclass klass, jlong size)
+{
+    if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
+        return;
+    uint32_t cls = class_serial(jvmti, klass);
+    uint8_t kind = 0;
+    struct site_class *k = cls ? class_state(jvmti, jni, klass, cls, &kind) : NULL;
+    if (!k || kind == SITE_CLASS_IGNORED)
+        return;
+    record(jvmti, jni, thread, object, cls, k, kind, size);
+}
+
+/* Objects the VM allocates for JNI, reflection and method handles. The sampler reports nearly
+ * all of them too (and tagged them: every object of a boot-loader class is tagged in exact
+ * mode); an untagged one here is one it skipped. Classes with a default site are left to the
+ * sampler, which sees all their allocations. */
+static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                       jclass klass, jlong size)
+{
+    if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
+        return;
+    uint32_t cls = class_serial(jvmti, klass);
+    uint8_t kind = 0;
+    struct site_class *k = cls ? class_state(jvmti, jni, klass, cls, &kind) : NULL;
+    if (!k || kind != SITE_CLASS_TAGGED)
+        return;
+    jlong tag = 0;
+    if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
+        return;
+    record(jvmti, jni, thread, object, cls, k, kind, size);
+}
+
+/* Sampled mode. No JVMTI calls here (none are allowed). */
+static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    uint64_t t = (uint64_t)tag, site = tag_site(t), size = 0;
+    if (site == TAG_SITE_CLASS) {
+        classes_mark_unloaded((uint32_t)tag_serial(t));
+        return;
+    }
+    if (site < SITE_ID_FIRST || !samples_take(t, &size))
+        return;
+    struct site *s = sites_get((uint32_t)site);
+    if (!s)
+        return;
+    uint64_t w = sites_sample_weight(size, S.interval);
+    atomic_fetch_sub_explicit(&s->live_objs, w, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->live_bytes, w * size, memory_order_relaxed);
+}
+
+/* ---- untracked objects (exact mode with default sites) --------------------------------- */
+
+/* Site-0 tags are given by other modules (thread objects, class loaders) to untagged objects.
+ * One given while a window was open may belong to an object that was never tracked; a later
+ * one belongs to a default-site object. Windows open when tracking stops (or at start) and
+ * close after the walk that marks untracked objects. control_lock held. */
+static void window_open(void)
+{
+    S.window_lo = tags_next_serial();
+}
+
+static void window_close(void)
+{
+    uint64_t hi = tags_next_serial();
+    if (S.nuntracked == MAX_UNTRACKED_RANGES) { /* merge the two oldest */
+        S.untracked[0].hi = S.untracked[1].hi;
+        memmove(&S.untracked[1], &S.untracked[2],
+                sizeof S.untracked[0] * (size_t)(S.nuntracked - 2));
+        S.nuntracked--;
+    }
+    S.untracked[S.nuntracked].lo = S.window_lo;
+    S.untracked[S.nuntracked].hi = hi;
+    S.nuntracked++;
+}
+
+static bool serial_untracked(uint64_t serial)
+{
+    for (int i = 0; i < S.nuntracked; i++)
+        if (serial >= S.untracked[i].lo && serial <= S.untracked[i].hi)
+            return true;
+    return false;
+}
+
+/* The default-site class of a heap object's class tag, or NULL. */
+static struct site_class *default_class(jlong class_tag)
+{
+    if (tag_site((uint64_t)class_tag) != TAG_SITE_CLASS)
+        return NULL;
+    struct site_class *k = sites_class_peek((uint32_t)tag_serial((uint64_t)class_tag));
+    if (!k || atomic_load_explicit(&k->kind, memory_order_relaxed) != SITE_CLASS_DEFAULT)
+        return NULL;
+    return k;
+}
+
+/* Whether an object's tag leaves its site to its class's default. */
+static bool tag_means_default(uint64_t tag)
+{
+    return tag == 0 || (tag_site(tag) == 0 && !serial_untracked(tag_serial(tag)));
+}
+
+static jint JNICALL mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                   void *user_data)
+{
+    (void)size;
+    (void)length;
+    (void)user_data;
+    if (*tag_ptr == 0 && default_class(class_tag))
+        *tag_ptr = (jlong)tag_make(SITE_ID_UNTRACKED, tags_next_serial());
+    return 0;
+}
+
+static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                 void *user_data)
+{
+    (void)size;
+    (void)length;
+    (void)user_data;
+    if (*tag_ptr != 0)
+        return 0;
+    struct site_class *k = default_class(class_tag);
+    uint32_t d = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+    if (d)
+        *tag_ptr = (jlong)tag_make(d, tags_next_serial());
+    return 0;
+}
+
+static void walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
+{
+    jvmtiHeapCallbacks callbacks;
+    memset(&callbacks, 0, sizeof callbacks);
+    callbacks.heap_iteration_callback = cb;
+    jvmti_failed(jvmti,
+                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, NULL,
+                                              &callbacks, user_data),
+                 "IterateThroughHeap");
+}
+
+/* Classifies every loaded class, so the walk knows which have default sites. */
+static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        uint32_t serial = classes_serial_of(jvmti, classes[i]);
+        uint8_t kind;
+        if (serial)
+            class_state(jvmti, jni, classes[i], serial, &kind);
+        if (jni)
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    jvmti_free(jvmti, classes);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+static bool sites_enabled(const struct hprof_options *opts)
+{
+    return opts->heap_sites;
+}
+
+static void sites_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
+{
+    caps->can_tag_objects = 1;
+    caps->can_generate_sampled_object_alloc_events = 1;
+    if (opts->sites_interval > 0)
+        caps->can_generate_object_free_events = 1;
+    else
+        caps->can_generate_vm_object_alloc_events = 1;
+}
+
+static void sites_set_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->SampledObjectAlloc = on_sampled_alloc;
+    cb->VMObjectAlloc = on_vm_object_alloc;
+    cb->ObjectFree = on_object_free;
+}
+
+static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
+{
+    if (jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
+            "SetEventNotificationMode(SampledObjectAlloc)"))
+        return -1;
+    if (!S.sampled && jvmti_failed(jvmti,
+                                   (*jvmti)->SetEventNotificationMode(
+                                       jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
+                                   "SetEventNotificationMode(VMObjectAlloc)"))
+        return -1;
+    return 0;
+}
+
+static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+{
+    S.sampled = opts->sites_interval > 0;
+    S.interval = opts->sites_interval;
+    S.lineno = opts->lineno;
+    S.per_thread = opts->thread;
+    /* Attached to a running VM, the heap may be large: tag every tracked object instead of
+     * walking it to mark what was there before. */
+    S.defaults = !S.sampled && !live;
+    atomic_store(&S.tag_all, S.defaults);
+    if (S.defaults)
+        window_open();
+    if (sites_init() != 0 || (S.sampled && samples_init() != 0)) {
+        log_error("out of memory at start-up");
+        return -1;
+    }
+    jint interval = (jint)(S.sampled ? S.interval : 0);
+    if (jvmti_failed(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
+                     "SetHeapSamplingInterval"))
+        return -1;
+    if (S.sampled && jvmti_failed(jvmti,
+                                  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                                                     JVMTI_EVENT_OBJECT_FREE, NULL),
+                                  "SetEventNotificationMode(ObjectFree)"))
+        return -1;
+    atomic_store(&S.tracking, true);
+    return set_events(jvmti, JVMTI_ENABLE);
+}
+
+static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    pthread_mutex_lock(&S.control_lock);
+    /* Each thread's current TLAB was handed out before sampling was armed, and the sampler
+     * only looks at allocations past a TLAB's sample end: without this, a thread's first
+     * hundreds of KB (all of a short main()) would go unseen. A collection retires them all. */
+    if (!S.sampled)
+        jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
+    if (S.defaults) {
+        classify_loaded(jvmti, jni);
+        walk_heap(jvmti, mark_untracked, NULL);
+        window_close();
+        atomic_store(&S.tag_all, false);
+    }
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    site_thread_free(); /* ThreadEnd runs on the ending thread */
+}
+
+/* ---- control --------------------------------------------------------------------------- */
+
+static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
+{
+    pthread_mutex_lock(&S.control_lock);
+    if (atomic_load(&S.tracking) != on) {
+        if (!on) {
+            if (S.defaults) {
+                /* What is untagged now is default-site; give it explicit tags before
+                 * untracked objects start to appear. */
+                atomic_store(&S.tag_all, true);
+                window_open();
+                walk_heap(jvmti, pin_defaults, NULL);
+            }
+            atomic_store(&S.tracking, false);
+            set_events(jvmti, JVMTI_DISABLE);
+        } else {
+            set_events(jvmti, JVMTI_ENABLE);
+            atomic_store(&S.tracking, true);
+            if (S.defaults) {
+                classify_loaded(jvmti, jni); /* classes first seen while off */
+                walk_heap(jvmti, mark_untracked, NULL);
+                window_close();
+                atomic_store(&S.tag_all, false);
+            }
+        }
+    }
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+static void sites_control(const struct control_request *req)
+{
+    if (req->kind == CONTROL_ALLOC_TRACES_ON)
+        set_tracking(req->jvmti, req->jni, true);
+    else if (req->kind == CONTROL_ALLOC_TRACES_OFF)
+        set_tracking(req->jvmti, req->jni, false);
+}
+
+/* ---- dump ------------------------------------------------------------------------------ */
+
+struct live_counts {
+    uint32_t end;
+    uint64_t *objs, *bytes;
+};
+
+static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                               void *user_data)
+{
+    (void)length;
+    struct live_counts *lc = user_data;
+    uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
+    if (S.defaults && tag_means_default(tag)) {
+        struct site_class *k = default_class(class_tag);
+        site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+    }
+    if (site >= SITE_ID_FIRST && site < lc->end) {
+        lc->objs[site]++;
+        lc->bytes[site] += (uint64_t)size;
+    }
+    return 0;
+}
+
+/* Fills live counts for every site id below lc->end. */
+static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
+{
+    if (!S.sampled) {
+        walk_heap(jvmti, count_live, lc);
+        return;
+    }
+    /* ObjectFree events of objects already collected are posted lazily (JDK 16+): changing
+     * the event's mode makes the VM post the pending ones now, before it returns. */
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+    for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
+        struct site *s = sites_get(id);
+        lc->objs[id] =
+            sites_weight_round(atomic_load_explicit(&s->live_objs, memory_order_relaxed));
+        lc->bytes[id] =
+            sites_weight_round(atomic_load_explicit(&s->live_bytes, memory_order_relaxed));
+    }
+}
+
+struct row_ref {
+    struct hprof_site_row row;
+    uint32_t id;
+};
+
+static bool by_alloc;
+
+static int compare_rows(const void *a, const void *b)
+{
+    const struct hprof_site_row *x = &((const struct row_ref *)a)->row;
+    const struct hprof_site_row *y = &((const struct row_ref *)b)->row;
+    uint64_t kx = by_alloc ? x->alloc_bytes : x->live_bytes;
+    uint64_t ky = by_alloc ? y->alloc_bytes : y->live_bytes;
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    uint64_t ox = by_alloc ? x->live_bytes : x->alloc_bytes;
+    uint64_t oy = by_alloc ? y->live_bytes : y->alloc_bytes;
+    if (ox != oy)
+        return ox > oy ? -1 : 1;
+    if (x->trace_serial != y->trace_serial)
+        return x->trace_serial < y->trace_serial ? -1 : 1;
+    return (x->class_serial > y->class_serial) - (x->class_serial < y->class_serial);
+}
+
+static uint64_t alloc_count(struct site *s, _Atomic(uint64_t) *field)
+{
+    uint64_t v = atomic_load_explicit(field, memory_order_relaxed);
+    (void)s;
+    return S.sampled ? sites_weight_round(v) : v;
+}
+
+static void sites_dump(const struct dump_request *req)
+{
+    if (!(req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)))
+        return;
+    jvmtiEnv *jvmti = req->jvmti;
+    pthread_mutex_lock(&S.control_lock);
+    if (req->flags & HPROF_SITES_FORCE_GC)
+        (*jvmti)->ForceGarbageCollection(jvmti);
+
+    struct live_counts lc = {sites_end(), NULL, NULL};
+    lc.objs = calloc(lc.end, sizeof *lc.objs);
+    lc.bytes = calloc(lc.end, sizeof *lc.bytes);
+    struct row_ref *rows = calloc(lc.end, sizeof *rows);
+    if (!lc.objs || !lc.bytes || !rows) {
+        log_error("out of memory writing SITES");
+        goto done;
+    }
+    collect_live(jvmti, &lc);
+
+    struct hprof_sites_report report = {.flags = req->flags, .cutoff = req->cutoff};
+    size_t n = 0;
+    for (uint32_t id = SITE_ID_FIRST; id < lc.end; id++) {
+        struct site *s = sites_get(id);
+        uint64_t alloc_objs = alloc_count(s, &s->alloc_objs);
+        uint64_t alloc_bytes = alloc_count(s, &s->alloc_bytes);
+        report.total_alloc_objs += alloc_objs;
+        report.total_alloc_bytes += alloc_bytes;
+        report.total_live_objs += lc.objs[id];
+        report.total_live_bytes += lc.bytes[id];
+        if (alloc_objs == 0 && lc.objs[id] == 0)
+            continue;
+        if ((req->flags & HPROF_SITES_INCREMENTAL) && alloc_objs == s->dumped_alloc_objs &&
+            lc.objs[id] == s->dumped_live_objs)
+            continue;
+        const struct class_info *c = classes_get(s->class_serial);
+        struct row_ref *r = &rows[n++];
+        r->id = id;
+        r->row.class_serial = s->class_serial;
+        r->row.class_name = c ? c->name : NULL;
+        r->row.array_type = c ? c->array_type : 0;
+        r->row.trace_serial = s->trace_serial;
+        r->row.live_bytes = lc.bytes[id];
+        r->row.live_objs = lc.objs[id];
+        r->row.alloc_bytes = alloc_bytes;
+        r->row.alloc_objs = alloc_objs;
+    }
+    by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
+    qsort(rows, n, sizeof *rows, compare_rows);
+    uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
+    size_t keep = 0;
+    while (keep < n) {
+        uint64_t key = by_alloc ? rows[keep].row.alloc_bytes : rows[keep].row.live_bytes;
+        double ratio = total ? (double)key / (double)total : 0.0;
+        if (ratio < (double)req->cutoff)
+            break;
+        keep++;
+    }
+
+    struct hprof_site_row *view = calloc(keep ? keep : 1, sizeof *view);
+    struct hprof_writer *w = output_lock();
+    if (w && view) {
+        if (req->sections & DUMP_SITES) {
+            /* Everything a row names goes first: LOAD CLASS, frames, STACK TRACE. */
+            for (size_t i = 0; i < keep; i++) {
+                view[i] = rows[i].row;
+                classes_write_once(w, view[i].class_serial);
+                traces_write_once(w, view[i].trace_serial);
+            }
+            report.nrows = keep;
+            report.rows = view;
+            w->ops->sites(w, &report);
+        }
+        if (req->sections & DUMP_HEAP_SUMMARY) {
+            struct hprof_heap_summary sum = {report.total_live_bytes, report.total_live_objs,
+                                             report.total_alloc_bytes, report.total_alloc_objs};
+            w->ops->heap_summary(w, &sum);
+        }
+    }
+    output_unlock();
+    free(view);
+    if (req->sections & DUMP_SITES)
+        for (size_t i = 0; i < n; i++) {
+            struct site *s = sites_get(rows[i].id);
+            s->dumped_alloc_objs = rows[i].row.alloc_objs;
+            s->dumped_live_objs = rows[i].row.live_objs;
+        }
+done:
+    free(rows);
+    free(lc.objs);
+    free(lc.bytes);
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+const struct hprof_profile sites_profile = {
+    .name = "heap=sites",
+    .enabled = sites_enabled,
+    .add_capabilities = sites_add_capabilities,
+    .set_callbacks = sites_set_callbacks,
+    .start = sites_start,
+    .vm_init = sites_vm_init,
+    .thread_end = sites_thread_end,
+    .dump = sites_dump,
+    .control = sites_control,
+};
