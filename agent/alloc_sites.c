@@ -61,6 +61,7 @@ static struct {
     uint64_t interval; /* bytes per sample; 0 = exact */
     bool lineno, per_thread;
     bool defaults; /* exact mode started at OnLoad: default sites stay untagged */
+    bool attached; /* started by Agent_OnAttach */
     _Atomic(bool) tracking;
     /* While set, every tracked object is tagged, default site or not: the heap walks that
      * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
@@ -92,11 +93,18 @@ static struct site_thread *site_thread_get(void)
     return t;
 }
 
-static void site_thread_free(void)
+static void delete_weak(void *ref, void *jni)
+{
+    (*(JNIEnv *)jni)->DeleteWeakGlobalRef((JNIEnv *)jni, ref);
+}
+
+static void site_thread_free(JNIEnv *jni)
 {
     struct site_thread *t = current_thread;
     current_thread = NULL;
     if (t) {
+        if (jni)
+            trace_cache_each_ref(t->cache, delete_weak, jni);
         trace_cache_free(t->cache);
         free(t->frames);
         free(t);
@@ -157,17 +165,26 @@ static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass
 
 /* ---- the allocation path --------------------------------------------------------------- */
 
-/* The site of an allocation of class cls by the current thread. */
-static uint32_t site_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct site_thread *t,
-                        uint32_t cls)
+/* What one allocation resolved to. */
+struct alloc_site {
+    uint32_t cls, site;
+    struct site_class *k;
+    uint8_t kind;
+};
+
+/* The current thread's stack, as a cache entry (or, for a stack too deep to cache, just its
+ * trace serial in *trace). NULL with *trace 0 when memory ran out. */
+static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                               struct site_thread *t, uint32_t *trace)
 {
+    *trace = 0;
     int depth = traces_depth();
     jint n = 0;
     if (depth > 0) {
         if (t->frames_cap < depth) {
             jvmtiFrameInfo *f = realloc(t->frames, sizeof *f * (size_t)depth);
             if (!f)
-                return 0;
+                return NULL;
             t->frames = f;
             t->frames_cap = depth;
         }
@@ -182,59 +199,82 @@ static uint32_t site_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct sit
         struct thread_info *ti = threads_of(jvmti, jni, thread);
         thread_serial = ti ? ti->serial : 0;
     }
-
     const struct raw_frame *raw = (const struct raw_frame *)t->frames;
     uint64_t hash = trace_cache_hash(raw, (unsigned)n, thread_serial);
     struct trace_cache_entry *e = trace_cache_find(t->cache, hash, raw, (unsigned)n, thread_serial);
     if (!e) {
-        uint32_t trace = traces_intern(jvmti, t->frames, n, thread_serial);
-        e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, trace);
-        if (!e)
-            return sites_intern(cls, trace); /* deeper than the cache keeps */
+        *trace = traces_intern(jvmti, t->frames, n, thread_serial);
+        e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, *trace);
     }
-    if (e->class_serial == cls && e->site)
-        return e->site;
-    uint32_t site = sites_intern(cls, e->trace_serial);
-    if (site) {
-        e->class_serial = cls;
-        e->site = site;
+    if (e)
+        *trace = e->trace_serial;
+    return e;
+}
+
+/* The class and site of an allocation of klass by the current thread. The stack comes first:
+ * its cache entry remembers the last class allocated under it as a weak reference, so the
+ * usual case compares two references (IsSameObject) instead of reading the class's tag,
+ * which goes through the VM's tag map and its lock. */
+static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass,
+                    struct site_thread *t, struct alloc_site *a)
+{
+    uint32_t trace = 0;
+    struct trace_cache_entry *e = current_stack(jvmti, jni, thread, t, &trace);
+    if (!trace)
+        return false;
+    if (e && e->site && e->class_ref && (*jni)->IsSameObject(jni, klass, e->class_ref)) {
+        a->cls = e->class_serial;
+        a->site = e->site;
+    } else {
+        a->cls = class_serial(jvmti, klass);
+        a->site = a->cls ? sites_intern(a->cls, trace) : 0;
+        if (!a->site)
+            return false;
+        if (e) {
+            if (e->class_ref)
+                (*jni)->DeleteWeakGlobalRef(jni, e->class_ref);
+            e->class_ref = (*jni)->NewWeakGlobalRef(jni, klass);
+            e->class_serial = a->cls;
+            e->site = a->site;
+        }
     }
-    return site;
+    a->k = class_state(jvmti, jni, klass, a->cls, &a->kind);
+    return a->k != NULL;
 }
 
 /* Exact mode: whether this object must carry its site in its tag. */
-static bool needs_tag(struct site_class *k, uint8_t kind, uint32_t site)
+static bool needs_tag(const struct alloc_site *a)
 {
-    if (kind != SITE_CLASS_DEFAULT)
+    if (a->kind != SITE_CLASS_DEFAULT)
         return true;
-    uint32_t d = atomic_load_explicit(&k->default_site, memory_order_acquire);
+    uint32_t d = atomic_load_explicit(&a->k->default_site, memory_order_acquire);
     if (d == 0 && atomic_compare_exchange_strong_explicit(
-                      &k->default_site, &d, site, memory_order_acq_rel, memory_order_acquire))
-        d = site;
-    return d != site || atomic_load_explicit(&S.tag_all, memory_order_acquire);
+                      &a->k->default_site, &d, a->site, memory_order_acq_rel, memory_order_acquire))
+        d = a->site;
+    return d != a->site || atomic_load_explicit(&S.tag_all, memory_order_acquire);
 }
 
-static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, uint32_t cls,
-                   struct site_class *k, uint8_t kind, jlong size)
+static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+                   jlong size)
 {
     struct site_thread *t = site_thread_get();
-    if (!t)
+    struct alloc_site a;
+    if (!t || !resolve(jvmti, jni, thread, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
         return;
-    uint32_t id = site_of(jvmti, jni, thread, t, cls);
-    struct site *s = sites_get(id);
+    struct site *s = sites_get(a.site);
     if (!s)
         return;
     uint64_t bytes = size > 0 ? (uint64_t)size : 0;
     if (!S.sampled) {
         sites_count_alloc(s, bytes);
-        if (needs_tag(k, kind, id))
-            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(id, next_serial(t)));
+        if (needs_tag(&a))
+            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
         return;
     }
     uint64_t w = sites_sample_weight(bytes, S.interval);
     atomic_fetch_add_explicit(&s->alloc_objs, w, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->alloc_bytes, w * bytes, memory_order_relaxed);
-    uint64_t tag = tag_make(id, next_serial(t));
+    uint64_t tag = tag_make(a.site, next_serial(t));
     /* Recorded before tagging: the object cannot die before this callback returns. */
     if (!samples_put(tag, bytes))
         return;
@@ -250,14 +290,8 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                                      jclass klass, jlong size)
 {
-    if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
-        return;
-    uint32_t cls = class_serial(jvmti, klass);
-    uint8_t kind = 0;
-    struct site_class *k = cls ? class_state(jvmti, jni, klass, cls, &kind) : NULL;
-    if (!k || kind == SITE_CLASS_IGNORED)
-        return;
-    record(jvmti, jni, thread, object, cls, k, kind, size);
+    if (atomic_load_explicit(&S.tracking, memory_order_relaxed))
+        record(jvmti, jni, thread, object, klass, size);
 }
 
 /* Objects the VM allocates for JNI, reflection and method handles. The sampler reports nearly
@@ -271,13 +305,12 @@ static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
         return;
     uint32_t cls = class_serial(jvmti, klass);
     uint8_t kind = 0;
-    struct site_class *k = cls ? class_state(jvmti, jni, klass, cls, &kind) : NULL;
-    if (!k || kind != SITE_CLASS_TAGGED)
+    if (!cls || !class_state(jvmti, jni, klass, cls, &kind) || kind != SITE_CLASS_TAGGED)
         return;
     jlong tag = 0;
     if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
         return;
-    record(jvmti, jni, thread, object, cls, k, kind, size);
+    record(jvmti, jni, thread, object, klass, size);
 }
 
 /* Sampled mode. No JVMTI calls here (none are allowed). */
@@ -449,6 +482,7 @@ static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool l
     S.interval = opts->sites_interval;
     S.lineno = opts->lineno;
     S.per_thread = opts->thread;
+    S.attached = live;
     /* Attached to a running VM, the heap may be large: tag every tracked object instead of
      * walking it to mark what was there before. */
     S.defaults = !S.sampled && !live;
@@ -478,8 +512,10 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     pthread_mutex_lock(&S.control_lock);
     /* Each thread's current TLAB was handed out before sampling was armed, and the sampler
      * only looks at allocations past a TLAB's sample end: without this, a thread's first
-     * hundreds of KB (all of a short main()) would go unseen. A collection retires them all. */
-    if (!S.sampled)
+     * hundreds of KB (all of a short main()) would go unseen. A collection retires them all.
+     * Sampled mode attached to a running VM skips it (a full GC of a large heap) and may miss
+     * a TLAB's worth of allocations per thread. */
+    if (!S.sampled || !S.attached)
         jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
     if (S.defaults) {
         classify_loaded(jvmti, jni);
@@ -493,9 +529,8 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    (void)jni;
     (void)thread;
-    site_thread_free(); /* ThreadEnd runs on the ending thread */
+    site_thread_free(jni); /* ThreadEnd runs on the ending thread */
 }
 
 /* ---- control --------------------------------------------------------------------------- */

@@ -35,9 +35,13 @@ void trace_cache_free(struct trace_cache *c)
     }
 }
 
-void trace_cache_clear(struct trace_cache *c)
+void trace_cache_each_ref(struct trace_cache *c, void (*fn)(void *ref, void *ctx), void *ctx)
 {
-    memset(c->entries, 0, TRACE_CACHE_SLOTS * c->stride);
+    for (unsigned i = 0; i < TRACE_CACHE_SLOTS; i++) {
+        struct trace_cache_entry *e = (struct trace_cache_entry *)(c->entries + i * c->stride);
+        if (e->class_ref)
+            fn(e->class_ref, ctx);
+    }
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)

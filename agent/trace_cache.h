@@ -2,7 +2,8 @@
  * (method, location pairs as GetStackTrace returns them) -> trace serial, and for the last
  * class allocated under that stack, the site id. An allocation whose stack was seen recently
  * costs one hash of its frames and one compare, with no lock and no shared cache line.
- * Owned by one thread; pure C (frames are plain integers here). */
+ * Owned by one thread; pure C (frames are plain integers here, the class reference an opaque
+ * pointer the owner creates and deletes). */
 #ifndef HPROF_TRACE_CACHE_H
 #define HPROF_TRACE_CACHE_H
 
@@ -20,8 +21,9 @@ struct trace_cache_entry {
     uint32_t thread_serial;
     uint32_t trace_serial;
     uint32_t class_serial; /* last class allocated under this stack, 0 = none */
-    uint32_t site;         /* its site id */
+    uint32_t site;         /* its site id, 0 = none */
     uint32_t unused;
+    void *class_ref; /* owner's reference to that class (a JNI weak reference); kept by store */
     struct raw_frame frames[]; /* nframes of them, top first */
 };
 
@@ -43,13 +45,14 @@ struct trace_cache_entry *trace_cache_find(struct trace_cache *c, uint64_t hash,
                                            const struct raw_frame *frames, unsigned n,
                                            uint32_t thread_serial);
 
-/* Replaces the slot of hash with this stack -> trace_serial (class and site cleared).
- * Returns the entry, or NULL when the stack is too deep to cache. */
+/* Replaces the slot of hash with this stack -> trace_serial (class serial and site cleared,
+ * class_ref left for the owner to reuse or delete). Returns the entry, or NULL when the stack
+ * is too deep to cache. */
 struct trace_cache_entry *trace_cache_store(struct trace_cache *c, uint64_t hash,
                                             const struct raw_frame *frames, unsigned n,
                                             uint32_t thread_serial, uint32_t trace_serial);
 
-/* Empties the cache (the depth changed, or tables were reset). */
-void trace_cache_clear(struct trace_cache *c);
+/* Calls fn(ref, ctx) for every non-NULL class_ref (before freeing the cache). */
+void trace_cache_each_ref(struct trace_cache *c, void (*fn)(void *ref, void *ctx), void *ctx);
 
 #endif
