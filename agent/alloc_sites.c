@@ -42,11 +42,25 @@ _Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct raw_frame), "frame layout
 /* Per thread: the stack buffer, the cache in front of the shared tables, and a block of tag
  * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
  * first allocation and freed at its ThreadEnd. */
+/* The last few objects this thread's sampler reported (exact mode), for VMObjectAlloc: on
+ * JDK 21+ the tag map is keyed by identity hash, and JVM_Clone resets the header of the clone
+ * after the sampler reported it, so the tag set then is lost; the VMObjectAlloc event that
+ * follows finds the object untagged, and these say it was counted and where. */
+struct recent_alloc {
+    uint32_t cls, site;
+    uint64_t size;
+    bool tagged; /* false: a default-site object, untagged on purpose */
+};
+
+#define RECENT_ALLOCS 4
+
 struct site_thread {
     struct trace_cache *cache;
     jvmtiFrameInfo *frames;
     int frames_cap;
     uint64_t serial_next, serial_end;
+    struct recent_alloc recent[RECENT_ALLOCS];
+    unsigned recent_next;
 };
 
 #define SERIAL_BLOCK 1024
@@ -267,8 +281,11 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
     uint64_t bytes = size > 0 ? (uint64_t)size : 0;
     if (!S.sampled) {
         sites_count_alloc(s, bytes);
-        if (needs_tag(&a))
+        bool tagged = needs_tag(&a);
+        if (tagged)
             (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
+        t->recent[t->recent_next++ % RECENT_ALLOCS] =
+            (struct recent_alloc){a.cls, a.site, bytes, tagged};
         return;
     }
     uint64_t w = sites_sample_weight(bytes, S.interval);
@@ -294,23 +311,36 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         record(jvmti, jni, thread, object, klass, size);
 }
 
-/* Objects the VM allocates for JNI, reflection and method handles. The sampler reports nearly
- * all of them too (and tagged them: every object of a boot-loader class is tagged in exact
- * mode); an untagged one here is one it skipped. Classes with a default site are left to the
+/* Objects the VM allocates for JNI, reflection, cloning and method handles (exact mode). The
+ * sampler reported nearly all of them already; an untagged one here is either one whose tag
+ * JVM_Clone wiped (see struct recent_alloc: it gets a fresh tag naming the same site) or,
+ * rarely, one the sampler skipped: counted now. Classes with a default site are left to the
  * sampler, which sees all their allocations. */
 static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                                        jclass klass, jlong size)
 {
     if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
         return;
-    uint32_t cls = class_serial(jvmti, klass);
-    uint8_t kind = 0;
-    if (!cls || !class_state(jvmti, jni, klass, cls, &kind) || kind != SITE_CLASS_TAGGED)
-        return;
     jlong tag = 0;
     if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
         return;
-    record(jvmti, jni, thread, object, klass, size);
+    uint32_t cls = class_serial(jvmti, klass);
+    uint8_t kind = 0;
+    struct site_thread *t = site_thread_get();
+    if (!cls || !t || !class_state(jvmti, jni, klass, cls, &kind) || kind == SITE_CLASS_IGNORED)
+        return;
+    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
+    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
+        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
+        if (r->cls == cls && r->size == bytes) {
+            if (r->tagged)
+                (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(r->site, next_serial(t)));
+            r->cls = 0; /* matches one object only */
+            return;
+        }
+    }
+    if (kind == SITE_CLASS_TAGGED)
+        record(jvmti, jni, thread, object, klass, size);
 }
 
 /* Sampled mode. No JVMTI calls here (none are allowed). */
