@@ -1,21 +1,25 @@
-/* heap=sites.
+/* heap=sites (doc/heap-sites.md).
  *
  * Allocations: SampledObjectAlloc with SetHeapSamplingInterval(0) (exact mode) or
  * sites_interval (sampled mode), set in Agent_OnLoad, plus VMObjectAlloc in exact mode for the
- * few VM-internal allocations the sampler skips. Each allocation costs one GetStackTrace of
- * `depth` frames; a per-thread cache maps those frames to a trace serial and, with the class,
- * to a site id, without locks; counters are atomics in the site table.
+ * few VM-internal allocations the sampler skips or whose tag the VM wipes. Each allocation
+ * costs one GetStackTrace of `depth` frames; a per-thread cache maps those frames to a trace
+ * serial and, with the class, to a site id, without locks; counters are atomics in the site
+ * table.
  *
  * Live counts, exact mode: a heap walk (IterateThroughHeap) at each dump counts the objects
  * still in the heap per site, so they are exact at that moment with no ObjectFree events to
  * settle. The walk needs each object's site: objects carry it in their tag, except one site per
- * class ("the default site", the first one seen) whose objects stay untagged, because SetTag
- * is the most expensive part of an allocation event. That is only sound for classes whose
- * objects are never allocated behind the sampler's back: VM fillers (int[], Object), interned
- * strings, method-handle internals and thread objects of attaching threads are all of classes
- * of the boot loader, so only classes of other loaders get a default site. Objects that were in
- * the heap before tracking started (start-up, tracking turned off) are tagged "untracked" by a
- * heap walk so they are not taken for default-site objects.
+ * class (its "default site") whose objects stay untagged, because SetTag is the most expensive
+ * part of an allocation event after the stack walk. That is only sound for classes whose objects
+ * are never allocated behind the sampler's back: VM fillers (int[], Object), interned strings,
+ * method-handle internals and the thread objects of attaching threads are all of classes of the
+ * boot loader, so only classes of other loaders get a default site (not Thread subclasses,
+ * whose objects other modules tag). A class's default starts as the first site seen and moves
+ * to a site that allocates far more; a background thread makes the move with one heap walk that
+ * first gives the old default's untagged objects explicit tags. Objects that were in the heap
+ * before tracking started (start-up, tracking turned off) are tagged "untracked" by a heap walk
+ * so they are not taken for default-site objects.
  *
  * Live counts, sampled mode: every sampled object is tagged and ObjectFree takes its weight off
  * its site; pending ObjectFree events are flushed before each dump. */
@@ -23,8 +27,10 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "class_table.h"
 #include "jvmti_util.h"
@@ -39,9 +45,6 @@
 
 _Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct raw_frame), "frame layout");
 
-/* Per thread: the stack buffer, the cache in front of the shared tables, and a block of tag
- * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
- * first allocation and freed at its ThreadEnd. */
 /* The last few objects this thread's sampler reported (exact mode), for VMObjectAlloc: on
  * JDK 21+ the tag map is keyed by identity hash, and JVM_Clone resets the header of the clone
  * after the sampler reported it, so the tag set then is lost; the VMObjectAlloc event that
@@ -54,6 +57,9 @@ struct recent_alloc {
 
 #define RECENT_ALLOCS 4
 
+/* Per thread: the stack buffer, the cache in front of the shared tables, a block of tag
+ * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
+ * first allocation and freed at its ThreadEnd. */
 struct site_thread {
     struct trace_cache *cache;
     jvmtiFrameInfo *frames;
@@ -61,14 +67,24 @@ struct site_thread {
     uint64_t serial_next, serial_end;
     struct recent_alloc recent[RECENT_ALLOCS];
     unsigned recent_next;
+    uint32_t lookups, misses; /* of the stack cache, since it last grew */
 };
 
 #define SERIAL_BLOCK 1024
+#define CACHE_SLOTS_FIRST 256u
+/* A cache that misses more than one lookup in CACHE_MISS_RATIO of CACHE_WINDOW grows 4x. */
+#define CACHE_WINDOW 65536u
+#define CACHE_MISS_RATIO 8u
 
 static _Thread_local struct site_thread *current_thread;
 
-/* Serial ranges of site-0 tags given to objects that were never tracked (see untracked_*). */
-#define MAX_UNTRACKED_RANGES 64
+/* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
+ * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
+#define MOVE_FACTOR 2
+#define MOVE_MIN 1024
+#define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
+#define MOVE_QUEUE 512
+#define MOVE_BATCH_DELAY_MS 100
 
 static struct {
     bool sampled;      /* sites_interval > 0 */
@@ -80,13 +96,41 @@ static struct {
     /* While set, every tracked object is tagged, default site or not: the heap walks that
      * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
     _Atomic(bool) tag_all;
+    /* Bumped when default sites start moving: an allocation callback that saw it change
+     * tags its object, since the move's heap walk may have seen that object untagged. */
+    _Atomic(uint64_t) epoch;
     pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
-    struct {
-        uint64_t lo, hi;
-    } untracked[MAX_UNTRACKED_RANGES];
-    int nuntracked;
-    uint64_t window_lo; /* start of the open untracked window, under control_lock */
+    jclass thread_class;          /* global reference to java.lang.Thread */
 } S = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The worker that moves default sites. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint32_t queue[MOVE_QUEUE]; /* class serials */
+    int n;
+    bool running, stopping;
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+/* Counters for tuning, printed at VM death when HPROF_SITES_STATS is set in the environment
+ * (doc/heap-sites.md); off, they cost one predictable branch. */
+enum {
+    STAT_ALLOCS,
+    STAT_TAGGED,
+    STAT_STACK_MISSES,
+    STAT_CLASS_MISSES,
+    STAT_VM_ALLOCS,
+    STAT_MOVES,
+    STAT_MOVE_WALKS,
+    STAT_N
+};
+static _Atomic(uint64_t) stats[STAT_N];
+static bool stats_on;
+#define STAT(i)                                                                                    \
+    do {                                                                                           \
+        if (stats_on)                                                                              \
+            atomic_fetch_add_explicit(&stats[i], 1, memory_order_relaxed);                         \
+    } while (0)
 
 /* ---- per-thread state ------------------------------------------------------------------ */
 
@@ -98,7 +142,7 @@ static struct site_thread *site_thread_get(void)
     t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    t->cache = trace_cache_new((unsigned)traces_depth());
+    t->cache = trace_cache_new((unsigned)traces_depth(), CACHE_SLOTS_FIRST);
     if (!t->cache) {
         free(t);
         return NULL;
@@ -123,6 +167,24 @@ static void site_thread_free(JNIEnv *jni)
         free(t->frames);
         free(t);
     }
+}
+
+/* Counts a stack lookup; replaces a cache that misses too often with a 4x larger one. */
+static void cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
+{
+    t->misses += !hit;
+    if (++t->lookups < CACHE_WINDOW)
+        return;
+    unsigned slots = trace_cache_slots(t->cache);
+    if (t->misses > CACHE_WINDOW / CACHE_MISS_RATIO && slots < TRACE_CACHE_MAX_SLOTS) {
+        struct trace_cache *bigger = trace_cache_new((unsigned)traces_depth(), slots * 4);
+        if (bigger) {
+            trace_cache_each_ref(t->cache, delete_weak, jni);
+            trace_cache_free(t->cache);
+            t->cache = bigger;
+        }
+    }
+    t->lookups = t->misses = 0;
 }
 
 static uint64_t next_serial(struct site_thread *t)
@@ -150,15 +212,15 @@ static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t ser
     const struct class_info *c = classes_get(serial);
     if (c && c->signature && strcmp(c->signature, "Ljava/lang/Class;") == 0)
         return SITE_CLASS_IGNORED;
-    if (!S.defaults)
+    if (!S.defaults || !jni || !S.thread_class)
         return SITE_CLASS_TAGGED;
     jobject loader = NULL;
-    if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE)
-        return SITE_CLASS_TAGGED;
-    if (!loader)
+    if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE || !loader)
         return SITE_CLASS_TAGGED; /* the boot loader's: the VM allocates some behind our back */
-    if (jni)
-        (*jni)->DeleteLocalRef(jni, loader);
+    (*jni)->DeleteLocalRef(jni, loader);
+    /* Thread objects get tags from the thread table when they start. */
+    if ((*jni)->IsAssignableFrom(jni, klass, S.thread_class))
+        return SITE_CLASS_TAGGED;
     return SITE_CLASS_DEFAULT;
 }
 
@@ -170,8 +232,11 @@ static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass
         return NULL;
     uint8_t v = atomic_load_explicit(&k->kind, memory_order_acquire);
     if (v == SITE_CLASS_UNKNOWN) {
+        uint8_t expected = SITE_CLASS_UNKNOWN;
         v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
-        atomic_store_explicit(&k->kind, v, memory_order_release);
+        if (!atomic_compare_exchange_strong_explicit(&k->kind, &expected, v, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            v = expected;
     }
     *kind = v;
     return k;
@@ -216,7 +281,9 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
     const struct raw_frame *raw = (const struct raw_frame *)t->frames;
     uint64_t hash = trace_cache_hash(raw, (unsigned)n, thread_serial);
     struct trace_cache_entry *e = trace_cache_find(t->cache, hash, raw, (unsigned)n, thread_serial);
+    cache_lookup_done(jni, t, e != NULL);
     if (!e) {
+        STAT(STAT_STACK_MISSES);
         *trace = traces_intern(jvmti, t->frames, n, thread_serial);
         e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, *trace);
     }
@@ -240,6 +307,7 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass,
         a->cls = e->class_serial;
         a->site = e->site;
     } else {
+        STAT(STAT_CLASS_MISSES);
         a->cls = class_serial(jvmti, klass);
         a->site = a->cls ? sites_intern(a->cls, trace) : 0;
         if (!a->site)
@@ -256,8 +324,9 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass,
     return a->k != NULL;
 }
 
-/* Exact mode: whether this object must carry its site in its tag. */
-static bool needs_tag(const struct alloc_site *a)
+/* Exact mode: whether this object must carry its site in its tag. epoch: S.epoch when the
+ * callback began. */
+static bool needs_tag(const struct alloc_site *a, uint64_t epoch)
 {
     if (a->kind != SITE_CLASS_DEFAULT)
         return true;
@@ -265,12 +334,39 @@ static bool needs_tag(const struct alloc_site *a)
     if (d == 0 && atomic_compare_exchange_strong_explicit(
                       &a->k->default_site, &d, a->site, memory_order_acq_rel, memory_order_acquire))
         d = a->site;
-    return d != a->site || atomic_load_explicit(&S.tag_all, memory_order_acquire);
+    return d != a->site || atomic_load(&S.tag_all) || atomic_load(&S.epoch) != epoch;
+}
+
+/* Exact mode, an allocation at a site that is not its class's default: asks for the default to
+ * move here once this site allocates far more. */
+static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
+{
+    if ((allocated & MOVE_CHECK_MASK) != 0 || a->kind != SITE_CLASS_DEFAULT)
+        return;
+    struct site *d = sites_get(atomic_load_explicit(&a->k->default_site, memory_order_relaxed));
+    if (!d || d == sites_get(a->site))
+        return;
+    uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
+    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN)
+        return;
+    uint8_t idle = 0;
+    if (!atomic_compare_exchange_strong(&a->k->move_pending, &idle, 1))
+        return;
+    atomic_store(&a->k->next_default, a->site);
+    pthread_mutex_lock(&W.lock);
+    if (W.running && !W.stopping && W.n < MOVE_QUEUE) {
+        W.queue[W.n++] = a->cls;
+        pthread_cond_signal(&W.cond);
+    } else {
+        atomic_store(&a->k->move_pending, 0);
+    }
+    pthread_mutex_unlock(&W.lock);
 }
 
 static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
                    jlong size)
 {
+    uint64_t epoch = atomic_load(&S.epoch);
     struct site_thread *t = site_thread_get();
     struct alloc_site a;
     if (!t || !resolve(jvmti, jni, thread, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
@@ -280,12 +376,18 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
         return;
     uint64_t bytes = size > 0 ? (uint64_t)size : 0;
     if (!S.sampled) {
-        sites_count_alloc(s, bytes);
-        bool tagged = needs_tag(&a);
-        if (tagged)
+        uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
+        atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
+        bool tagged = needs_tag(&a, epoch);
+        if (tagged) {
             (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
+            maybe_move_default(&a, n);
+        }
         t->recent[t->recent_next++ % RECENT_ALLOCS] =
             (struct recent_alloc){a.cls, a.site, bytes, tagged};
+        STAT(STAT_ALLOCS);
+        if (tagged)
+            STAT(STAT_TAGGED);
         return;
     }
     uint64_t w = sites_sample_weight(bytes, S.interval);
@@ -339,8 +441,10 @@ static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
             return;
         }
     }
-    if (kind == SITE_CLASS_TAGGED)
+    if (kind == SITE_CLASS_TAGGED) {
+        STAT(STAT_VM_ALLOCS);
         record(jvmti, jni, thread, object, klass, size);
+    }
 }
 
 /* Sampled mode. No JVMTI calls here (none are allowed). */
@@ -362,56 +466,21 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
     atomic_fetch_sub_explicit(&s->live_bytes, w * size, memory_order_relaxed);
 }
 
-/* ---- untracked objects (exact mode with default sites) --------------------------------- */
+/* ---- heap walks (exact mode with default sites) ---------------------------------------- */
 
-/* Site-0 tags are given by other modules (thread objects, class loaders) to untagged objects.
- * One given while a window was open may belong to an object that was never tracked; a later
- * one belongs to a default-site object. Windows open when tracking stops (or at start) and
- * close after the walk that marks untracked objects. control_lock held. */
-static void window_open(void)
-{
-    S.window_lo = tags_next_serial();
-}
-
-static void window_close(void)
-{
-    uint64_t hi = tags_next_serial();
-    if (S.nuntracked == MAX_UNTRACKED_RANGES) { /* merge the two oldest */
-        S.untracked[0].hi = S.untracked[1].hi;
-        memmove(&S.untracked[1], &S.untracked[2],
-                sizeof S.untracked[0] * (size_t)(S.nuntracked - 2));
-        S.nuntracked--;
-    }
-    S.untracked[S.nuntracked].lo = S.window_lo;
-    S.untracked[S.nuntracked].hi = hi;
-    S.nuntracked++;
-}
-
-static bool serial_untracked(uint64_t serial)
-{
-    for (int i = 0; i < S.nuntracked; i++)
-        if (serial >= S.untracked[i].lo && serial <= S.untracked[i].hi)
-            return true;
-    return false;
-}
-
-/* The default-site class of a heap object's class tag, or NULL. */
+/* The state of a heap object's class if it has a default site, else NULL. */
 static struct site_class *default_class(jlong class_tag)
 {
     if (tag_site((uint64_t)class_tag) != TAG_SITE_CLASS)
         return NULL;
     struct site_class *k = sites_class_peek((uint32_t)tag_serial((uint64_t)class_tag));
-    if (!k || atomic_load_explicit(&k->kind, memory_order_relaxed) != SITE_CLASS_DEFAULT)
+    if (!k)
         return NULL;
-    return k;
+    uint8_t kind = atomic_load_explicit(&k->kind, memory_order_relaxed);
+    return kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING ? k : NULL;
 }
 
-/* Whether an object's tag leaves its site to its class's default. */
-static bool tag_means_default(uint64_t tag)
-{
-    return tag == 0 || (tag_site(tag) == 0 && !serial_untracked(tag_serial(tag)));
-}
-
+/* Objects with no site yet are ones never seen allocated. */
 static jint JNICALL mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                                    void *user_data)
 {
@@ -423,16 +492,20 @@ static jint JNICALL mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, 
     return 0;
 }
 
+/* Untagged objects of the classes whose default moves (user_data NULL: of every class) get
+ * their current default site as an explicit tag. */
 static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                                  void *user_data)
 {
     (void)size;
     (void)length;
-    (void)user_data;
     if (*tag_ptr != 0)
         return 0;
     struct site_class *k = default_class(class_tag);
-    uint32_t d = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+    if (!k ||
+        (user_data && atomic_load_explicit(&k->kind, memory_order_relaxed) != SITE_CLASS_SWITCHING))
+        return 0;
+    uint32_t d = atomic_load_explicit(&k->default_site, memory_order_relaxed);
     if (d)
         *tag_ptr = (jlong)tag_make(d, tags_next_serial());
     return 0;
@@ -465,6 +538,102 @@ static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
             (*jni)->DeleteLocalRef(jni, classes[i]);
     }
     jvmti_free(jvmti, classes);
+}
+
+/* ---- the worker that moves default sites ----------------------------------------------- */
+
+/* Moves the queued classes' defaults: new objects of those classes are tagged from now on
+ * (SWITCHING), one heap walk gives the untagged ones the old default as explicit tags, then the
+ * new default takes over. */
+static void move_defaults(jvmtiEnv *jvmti)
+{
+    uint32_t batch[MOVE_QUEUE];
+    int n;
+    pthread_mutex_lock(&S.control_lock);
+    pthread_mutex_lock(&W.lock);
+    n = W.stopping ? 0 : W.n;
+    memcpy(batch, W.queue, sizeof *batch * (size_t)n);
+    W.n = 0;
+    pthread_mutex_unlock(&W.lock);
+    if (n > 0) {
+        bool switching[MOVE_QUEUE];
+        atomic_fetch_add(&S.epoch, 1);
+        for (int i = 0; i < n; i++) {
+            struct site_class *k = sites_class_peek(batch[i]);
+            uint8_t expected = SITE_CLASS_DEFAULT;
+            switching[i] =
+                atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING);
+        }
+        walk_heap(jvmti, pin_defaults, &S);
+        for (int i = 0; i < n; i++) {
+            struct site_class *k = sites_class_peek(batch[i]);
+            if (switching[i]) {
+                atomic_store(&k->default_site, atomic_load(&k->next_default));
+                atomic_store(&k->kind, SITE_CLASS_DEFAULT);
+            }
+            atomic_store(&k->move_pending, 0);
+        }
+        if (stats_on) {
+            atomic_fetch_add(&stats[STAT_MOVES], (uint64_t)n);
+            atomic_fetch_add(&stats[STAT_MOVE_WALKS], 1);
+        }
+    }
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jni;
+    (void)arg;
+    pthread_mutex_lock(&W.lock);
+    while (!W.stopping) {
+        if (W.n == 0) {
+            pthread_cond_wait(&W.cond, &W.lock);
+            continue;
+        }
+        pthread_mutex_unlock(&W.lock);
+        /* Let requests gather: one walk moves every class queued meanwhile. */
+        struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
+        nanosleep(&delay, NULL);
+        move_defaults(jvmti);
+        pthread_mutex_lock(&W.lock);
+    }
+    W.running = false;
+    pthread_cond_broadcast(&W.cond);
+    pthread_mutex_unlock(&W.lock);
+}
+
+static void start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = tc ? (*jni)->GetMethodID(jni, tc, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring name = init ? (*jni)->NewStringUTF(jni, "HPROF heap=sites") : NULL;
+    jthread thread = name ? (*jni)->NewObject(jni, tc, init, name) : NULL;
+    if (!thread) {
+        (*jni)->ExceptionClear(jni);
+        log_warning("heap=sites: no worker thread; default sites stay where they start");
+        return;
+    }
+    pthread_mutex_lock(&W.lock);
+    W.running = true;
+    pthread_mutex_unlock(&W.lock);
+    if (jvmti_failed(
+            jvmti, (*jvmti)->RunAgentThread(jvmti, thread, worker, NULL, JVMTI_THREAD_MIN_PRIORITY),
+            "RunAgentThread")) {
+        pthread_mutex_lock(&W.lock);
+        W.running = false;
+        pthread_mutex_unlock(&W.lock);
+    }
+}
+
+static void stop_worker(void)
+{
+    pthread_mutex_lock(&W.lock);
+    W.stopping = true;
+    pthread_cond_broadcast(&W.cond);
+    while (W.running)
+        pthread_cond_wait(&W.cond, &W.lock);
+    pthread_mutex_unlock(&W.lock);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
@@ -513,12 +682,12 @@ static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool l
     S.lineno = opts->lineno;
     S.per_thread = opts->thread;
     S.attached = live;
+    const char *st = getenv("HPROF_SITES_STATS");
+    stats_on = st && *st && strcmp(st, "0") != 0;
     /* Attached to a running VM, the heap may be large: tag every tracked object instead of
      * walking it to mark what was there before. */
     S.defaults = !S.sampled && !live;
     atomic_store(&S.tag_all, S.defaults);
-    if (S.defaults)
-        window_open();
     if (sites_init() != 0 || (S.sampled && samples_init() != 0)) {
         log_error("out of memory at start-up");
         return -1;
@@ -540,6 +709,14 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
     pthread_mutex_lock(&S.control_lock);
+    if (S.defaults) {
+        jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+        S.thread_class = tc ? (*jni)->NewGlobalRef(jni, tc) : NULL;
+        if (!S.thread_class) {
+            (*jni)->ExceptionClear(jni);
+            S.defaults = false; /* every object tagged then */
+        }
+    }
     /* Each thread's current TLAB was handed out before sampling was armed, and the sampler
      * only looks at allocations past a TLAB's sample end: without this, a thread's first
      * hundreds of KB (all of a short main()) would go unseen. A collection retires them all.
@@ -550,10 +727,29 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     if (S.defaults) {
         classify_loaded(jvmti, jni);
         walk_heap(jvmti, mark_untracked, NULL);
-        window_close();
-        atomic_store(&S.tag_all, false);
     }
+    atomic_store(&S.tag_all, false);
     pthread_mutex_unlock(&S.control_lock);
+    if (S.defaults)
+        start_worker(jvmti, jni);
+}
+
+static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    stop_worker();
+    if (stats_on)
+        fprintf(stderr,
+                "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
+                "class misses %llu, VM-only allocations %llu, default moves %llu in %llu walks, "
+                "sites %u, traces %u\n",
+                (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
+                (unsigned long long)stats[STAT_STACK_MISSES],
+                (unsigned long long)stats[STAT_CLASS_MISSES],
+                (unsigned long long)stats[STAT_VM_ALLOCS], (unsigned long long)stats[STAT_MOVES],
+                (unsigned long long)stats[STAT_MOVE_WALKS], sites_end() - SITE_ID_FIRST,
+                traces_count());
 }
 
 static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -574,7 +770,6 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                 /* What is untagged now is default-site; give it explicit tags before
                  * untracked objects start to appear. */
                 atomic_store(&S.tag_all, true);
-                window_open();
                 walk_heap(jvmti, pin_defaults, NULL);
             }
             atomic_store(&S.tracking, false);
@@ -585,7 +780,6 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
             if (S.defaults) {
                 classify_loaded(jvmti, jni); /* classes first seen while off */
                 walk_heap(jvmti, mark_untracked, NULL);
-                window_close();
                 atomic_store(&S.tag_all, false);
             }
         }
@@ -614,8 +808,8 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
     (void)length;
     struct live_counts *lc = user_data;
     uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
-    if (S.defaults && tag_means_default(tag)) {
-        struct site_class *k = default_class(class_tag);
+    if (tag == 0) {
+        struct site_class *k = S.defaults ? default_class(class_tag) : NULL;
         site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
     }
     if (site >= SITE_ID_FIRST && site < lc->end) {
@@ -668,10 +862,9 @@ static int compare_rows(const void *a, const void *b)
     return (x->class_serial > y->class_serial) - (x->class_serial < y->class_serial);
 }
 
-static uint64_t alloc_count(struct site *s, _Atomic(uint64_t) *field)
+static uint64_t alloc_count(_Atomic(uint64_t) *field)
 {
     uint64_t v = atomic_load_explicit(field, memory_order_relaxed);
-    (void)s;
     return S.sampled ? sites_weight_round(v) : v;
 }
 
@@ -688,6 +881,7 @@ static void sites_dump(const struct dump_request *req)
     lc.objs = calloc(lc.end, sizeof *lc.objs);
     lc.bytes = calloc(lc.end, sizeof *lc.bytes);
     struct row_ref *rows = calloc(lc.end, sizeof *rows);
+    struct hprof_site_row *view = NULL;
     if (!lc.objs || !lc.bytes || !rows) {
         log_error("out of memory writing SITES");
         goto done;
@@ -698,8 +892,8 @@ static void sites_dump(const struct dump_request *req)
     size_t n = 0;
     for (uint32_t id = SITE_ID_FIRST; id < lc.end; id++) {
         struct site *s = sites_get(id);
-        uint64_t alloc_objs = alloc_count(s, &s->alloc_objs);
-        uint64_t alloc_bytes = alloc_count(s, &s->alloc_bytes);
+        uint64_t alloc_objs = alloc_count(&s->alloc_objs);
+        uint64_t alloc_bytes = alloc_count(&s->alloc_bytes);
         report.total_alloc_objs += alloc_objs;
         report.total_alloc_bytes += alloc_bytes;
         report.total_live_objs += lc.objs[id];
@@ -733,7 +927,7 @@ static void sites_dump(const struct dump_request *req)
         keep++;
     }
 
-    struct hprof_site_row *view = calloc(keep ? keep : 1, sizeof *view);
+    view = calloc(keep ? keep : 1, sizeof *view);
     struct hprof_writer *w = output_lock();
     if (w && view) {
         if (req->sections & DUMP_SITES) {
@@ -754,7 +948,6 @@ static void sites_dump(const struct dump_request *req)
         }
     }
     output_unlock();
-    free(view);
     if (req->sections & DUMP_SITES)
         for (size_t i = 0; i < n; i++) {
             struct site *s = sites_get(rows[i].id);
@@ -762,6 +955,7 @@ static void sites_dump(const struct dump_request *req)
             s->dumped_live_objs = rows[i].row.live_objs;
         }
 done:
+    free(view);
     free(rows);
     free(lc.objs);
     free(lc.bytes);
@@ -778,4 +972,5 @@ const struct hprof_profile sites_profile = {
     .thread_end = sites_thread_end,
     .dump = sites_dump,
     .control = sites_control,
+    .vm_death = sites_vm_death,
 };

@@ -43,11 +43,16 @@ enum site_class_kind {
     SITE_CLASS_TAGGED = 1,  /* every tracked object carries its site in its tag */
     SITE_CLASS_DEFAULT = 2, /* objects of the default site stay untagged (see alloc_sites.c) */
     SITE_CLASS_IGNORED = 3, /* not counted (java.lang.Class: the class table owns those tags) */
+    /* A default-site class whose default is being moved to another site: until the move is
+     * done every new object is tagged, and untagged ones belong to default_site. */
+    SITE_CLASS_SWITCHING = 4,
 };
 
 struct site_class {
     _Atomic(uint8_t) kind;          /* enum site_class_kind */
+    _Atomic(uint8_t) move_pending;  /* a move of the default site is queued */
     _Atomic(uint32_t) default_site; /* SITE_CLASS_DEFAULT: the site of untagged objects */
+    _Atomic(uint32_t) next_default; /* the site it moves to (set with move_pending) */
 };
 
 int sites_init(void);

@@ -6,25 +6,37 @@
 
 struct trace_cache {
     unsigned max_frames;
-    size_t stride; /* bytes per entry */
+    unsigned slots, shift; /* slot index = hash >> shift */
+    size_t stride;         /* bytes per entry */
     unsigned char *entries;
 };
 
-struct trace_cache *trace_cache_new(unsigned max_frames)
+struct trace_cache *trace_cache_new(unsigned max_frames, unsigned slots)
 {
     if (max_frames > TRACE_CACHE_MAX_FRAMES)
         max_frames = TRACE_CACHE_MAX_FRAMES;
+    if (slots < 2 || slots > TRACE_CACHE_MAX_SLOTS || (slots & (slots - 1)) != 0)
+        return NULL;
     struct trace_cache *c = malloc(sizeof *c);
     if (!c)
         return NULL;
     c->max_frames = max_frames;
+    c->slots = slots;
+    c->shift = 64;
+    for (unsigned n = slots; n > 1; n >>= 1)
+        c->shift--;
     c->stride = sizeof(struct trace_cache_entry) + max_frames * sizeof(struct raw_frame);
-    c->entries = calloc(TRACE_CACHE_SLOTS, c->stride);
+    c->entries = calloc(slots, c->stride);
     if (!c->entries) {
         free(c);
         return NULL;
     }
     return c;
+}
+
+unsigned trace_cache_slots(const struct trace_cache *c)
+{
+    return c->slots;
 }
 
 void trace_cache_free(struct trace_cache *c)
@@ -37,7 +49,7 @@ void trace_cache_free(struct trace_cache *c)
 
 void trace_cache_each_ref(struct trace_cache *c, void (*fn)(void *ref, void *ctx), void *ctx)
 {
-    for (unsigned i = 0; i < TRACE_CACHE_SLOTS; i++) {
+    for (unsigned i = 0; i < c->slots; i++) {
         struct trace_cache_entry *e = (struct trace_cache_entry *)(c->entries + i * c->stride);
         if (e->class_ref)
             fn(e->class_ref, ctx);
@@ -64,7 +76,7 @@ uint64_t trace_cache_hash(const struct raw_frame *frames, unsigned n, uint32_t t
 static struct trace_cache_entry *slot(struct trace_cache *c, uint64_t hash)
 {
     /* The low bits went through the multiply; the top ones mix best. */
-    size_t i = (size_t)(hash >> 56) % TRACE_CACHE_SLOTS;
+    size_t i = (size_t)(hash >> c->shift);
     return (struct trace_cache_entry *)(c->entries + i * c->stride);
 }
 

@@ -27,14 +27,16 @@ struct trace_cache_entry {
     struct raw_frame frames[]; /* nframes of them, top first */
 };
 
-#define TRACE_CACHE_SLOTS 256u
 /* Stacks deeper than this are not cached (they go to the shared table each time). */
 #define TRACE_CACHE_MAX_FRAMES 16u
+#define TRACE_CACHE_MAX_SLOTS 4096u
 
 struct trace_cache;
 
-/* A cache for stacks of up to max_frames frames (capped at TRACE_CACHE_MAX_FRAMES). */
-struct trace_cache *trace_cache_new(unsigned max_frames);
+/* A cache of slots entries (a power of two, at most TRACE_CACHE_MAX_SLOTS) for stacks of up
+ * to max_frames frames (capped at TRACE_CACHE_MAX_FRAMES). */
+struct trace_cache *trace_cache_new(unsigned max_frames, unsigned slots);
+unsigned trace_cache_slots(const struct trace_cache *c);
 void trace_cache_free(struct trace_cache *c);
 
 /* Hash of a stack as the cache keys it. Never 0. */

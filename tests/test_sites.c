@@ -154,7 +154,9 @@ static void fill(struct raw_frame *f, unsigned n, uint64_t seed)
 
 START_TEST(trace_cache_hits_and_misses)
 {
-    struct trace_cache *c = trace_cache_new(4);
+    struct trace_cache *c = trace_cache_new(4, 256);
+    ck_assert_ptr_null(trace_cache_new(4, 100)); /* not a power of two */
+    ck_assert_uint_eq(trace_cache_slots(c), 256);
     struct raw_frame a[4], b[4];
     fill(a, 4, 1);
     fill(b, 4, 1);
@@ -196,11 +198,11 @@ static void count_ref(void *ref, void *ctx)
 
 START_TEST(trace_cache_replacement_and_refs)
 {
-    struct trace_cache *c = trace_cache_new(64); /* capped at TRACE_CACHE_MAX_FRAMES */
+    struct trace_cache *c = trace_cache_new(64, 64); /* capped at TRACE_CACHE_MAX_FRAMES */
     struct raw_frame f[TRACE_CACHE_MAX_FRAMES + 1];
     int stored = 0;
     static int token;
-    for (uint64_t s = 0; s < 4 * TRACE_CACHE_SLOTS; s++) {
+    for (uint64_t s = 0; s < 4 * 64; s++) {
         fill(f, TRACE_CACHE_MAX_FRAMES, s);
         uint64_t h = trace_cache_hash(f, TRACE_CACHE_MAX_FRAMES, 0);
         struct trace_cache_entry *e =
@@ -219,7 +221,7 @@ START_TEST(trace_cache_replacement_and_refs)
     int refs = 0;
     trace_cache_each_ref(c, count_ref, &refs);
     ck_assert_int_gt(refs, 0);
-    ck_assert_int_le(refs, (int)TRACE_CACHE_SLOTS);
+    ck_assert_int_le(refs, 64);
     trace_cache_free(c);
 }
 END_TEST

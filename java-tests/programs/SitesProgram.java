@@ -9,6 +9,9 @@
  *   work            on each of THREADS threads: WORK Work, keeps WORK_KEPT
  *   copyItems       CLONES clones of an Item (Object.clone, allocated by the VM), keeps all
  *   reflectItems    REFLECTED Items by Constructor.newInstance, keeps all
+ *   moveA, moveB    Moved: MOVED_A1 at A keeping KEPT_A1, then MOVED_B at B keeping KEPT_B2,
+ *                   a pause, then MOVED_A2 more at A keeping KEPT_A2 (B allocates so much more
+ *                   that the agent moves Moved's default site from A to B meanwhile)
  *
  * Arguments "signal <file>": after the first phase it sends itself SIGQUIT (a dump with
  * everything kept), waits until <file> holds that dump's SITES END, then drops everything and
@@ -24,6 +27,8 @@ public class SitesProgram {
     static final int INTS = 5000, INTS_KEPT = 500, GRIDS = 300;
     static final int THREADS = 4, WORK = 2500, WORK_KEPT = 111;
     static final int CLONES = 400, REFLECTED = 250;
+    static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 60_000, KEPT_B2 = 5000;
+    static final int MOVED_A2 = 1000, KEPT_A2 = 100;
 
     static class Item implements Cloneable {
         long a, b;
@@ -37,7 +42,31 @@ public class SitesProgram {
         long v;
     }
 
+    static class Moved {
+        int x;
+    }
+
     static volatile Object sink;
+    static Object[] keptMoved = new Object[KEPT_A1 + KEPT_B2 + KEPT_A2];
+    static int movedKept;
+
+    static void moveA(int n, int keep) {
+        for (int i = 0; i < n; i++) {
+            Moved m = new Moved();
+            sink = m;
+            if (i < keep)
+                keptMoved[movedKept++] = m;
+        }
+    }
+
+    static void moveB(int n, int keep) {
+        for (int i = 0; i < n; i++) {
+            Moved m = new Moved();
+            sink = m;
+            if (i < keep)
+                keptMoved[movedKept++] = m;
+        }
+    }
     static Object[] keptItems = new Object[ITEMS_KEPT + MORE_KEPT + CLONES + REFLECTED];
     static Object[] keptArrays = new Object[INTS_KEPT + GRIDS];
     static Object[][] keptWork = new Object[THREADS][WORK_KEPT];
@@ -116,6 +145,10 @@ public class SitesProgram {
             t.join();
         copyItems();
         reflectItems();
+        moveA(MOVED_A1, KEPT_A1);
+        moveB(MOVED_B, KEPT_B2);
+        Thread.sleep(500);
+        moveA(MOVED_A2, KEPT_A2);
         sink = null;
         System.gc();
         if (args.length > 1 && args[0].equals("signal")) {
@@ -132,6 +165,7 @@ public class SitesProgram {
             keptItems = null;
             keptArrays = null;
             keptWork = null;
+            keptMoved = null;
             System.gc();
         }
         System.out.println("sites done");

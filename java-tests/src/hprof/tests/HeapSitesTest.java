@@ -33,6 +33,9 @@ class HeapSitesTest {
     static final int ITEMS_A = 6000, ITEMS_B = 4000, KEPT_A = 1000, KEPT_B = 234;
     static final int MORE = 777, MORE_KEPT = 77, INTS = 5000, INTS_KEPT = 500, GRIDS = 300;
     static final int THREADS = 4, WORK_N = 2500, WORK_KEPT = 111, CLONES = 400, REFLECTED = 250;
+    static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 60_000, KEPT_B2 = 5000;
+    static final int MOVED_A2 = 1000, KEPT_A2 = 100;
+    static final String MOVED = "SitesProgram$Moved";
 
     static Stream<Arguments> jdks() { return Stream.of(17, 25).map(Arguments::of); }
 
@@ -93,6 +96,9 @@ class HeapSitesTest {
                      SitesReport.sum(all, Site::liveObjs));
         for (Site s : all)
             assertCounts(s, s.allocObjs(), s.liveObjs());
+        // A class whose default site moved from moveA to moveB while objects of both lived.
+        assertCounts(one(r, d, MOVED, P + ".moveA"), MOVED_A1 + MOVED_A2, KEPT_A1 + KEPT_A2);
+        assertCounts(one(r, d, MOVED, P + ".moveB"), MOVED_B, KEPT_B2);
         List<Site> work = r.rowsAtTop(d, WORK, P + ".work");
         if (!perThread) {
             assertEquals(1, work.size(), r.describe(d, s -> s.cls().equals(WORK)));
@@ -114,7 +120,12 @@ class HeapSitesTest {
     @MethodSource("jdks")
     void exactCountsAscii(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-ascii");
-        run(jdkOrSkip(feature), dir, "heap=sites,cutoff=0,lineno=n", P);
+        Jvm.Result res = Jvm.run(jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_STATS", "1"),
+                List.of(Jvm.agentpath("heap=sites,cutoff=0,lineno=n")), P);
+        assertEquals(0, res.exit(), res.describe());
+        // The default site of Moved did move (the counts below are checked across the move).
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("default moves (\\d+)").matcher(res.err());
+        assertTrue(m.find() && Long.parseLong(m.group(1)) > 0, res.err());
         SitesReport r = ascii(dir);
         assertEquals(1, r.dumps.size());
         assertProgramCounts(r, r.last(), false);
