@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "class_table.h"
 #include "jvmti_util.h"
@@ -81,8 +84,9 @@ static _Thread_local struct site_thread *current_thread;
 /* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
  * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
 #define MOVE_FACTOR 2
-#define MOVE_MIN 1024
+#define MOVE_MIN 10000
 #define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
+#define MOVES_MAX 3           /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
 
@@ -234,6 +238,12 @@ static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass
     if (v == SITE_CLASS_UNKNOWN) {
         uint8_t expected = SITE_CLASS_UNKNOWN;
         v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
+        if (v == SITE_CLASS_DEFAULT) {
+            /* For the worker's heap walks over this class only. */
+            void *none = NULL, *ref = (*jni)->NewWeakGlobalRef(jni, klass);
+            if (ref && !atomic_compare_exchange_strong(&k->class_ref, &none, ref))
+                (*jni)->DeleteWeakGlobalRef(jni, ref);
+        }
         if (!atomic_compare_exchange_strong_explicit(&k->kind, &expected, v, memory_order_acq_rel,
                                                      memory_order_acquire))
             v = expected;
@@ -347,7 +357,7 @@ static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
     if (!d || d == sites_get(a->site))
         return;
     uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
-    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN)
+    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || a->k->moves >= MOVES_MAX)
         return;
     uint8_t idle = 0;
     if (!atomic_compare_exchange_strong(&a->k->move_pending, &idle, 1))
@@ -492,8 +502,9 @@ static jint JNICALL mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, 
     return 0;
 }
 
-/* Untagged objects of the classes whose default moves (user_data NULL: of every class) get
- * their current default site as an explicit tag. */
+/* Untagged objects of default-site classes get their class's current default site as an
+ * explicit tag: every class's (user_data NULL), or, in a walk filtered to one class, that
+ * class's (user_data its struct site_class). */
 static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                                  void *user_data)
 {
@@ -501,25 +512,28 @@ static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, ji
     (void)length;
     if (*tag_ptr != 0)
         return 0;
-    struct site_class *k = default_class(class_tag);
-    if (!k ||
-        (user_data && atomic_load_explicit(&k->kind, memory_order_relaxed) != SITE_CLASS_SWITCHING))
-        return 0;
-    uint32_t d = atomic_load_explicit(&k->default_site, memory_order_relaxed);
+    struct site_class *k = user_data ? user_data : default_class(class_tag);
+    uint32_t d = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
     if (d)
         *tag_ptr = (jlong)tag_make(d, tags_next_serial());
     return 0;
 }
 
-static void walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
+static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
+                         void *user_data)
 {
     jvmtiHeapCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.heap_iteration_callback = cb;
     jvmti_failed(jvmti,
-                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, NULL,
+                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass,
                                               &callbacks, user_data),
                  "IterateThroughHeap");
+}
+
+static void walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
+{
+    walk_heap_of(jvmti, NULL, cb, user_data);
 }
 
 /* Classifies every loaded class, so the walk knows which have default sites. */
@@ -543,11 +557,14 @@ static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 /* ---- the worker that moves default sites ----------------------------------------------- */
 
 /* Moves the queued classes' defaults: new objects of those classes are tagged from now on
- * (SWITCHING), one heap walk gives the untagged ones the old default as explicit tags, then the
- * new default takes over. */
-static void move_defaults(jvmtiEnv *jvmti)
+ * (SWITCHING), a heap walk per class gives its untagged objects the old default as explicit
+ * tags, then the new default takes over. A walk filtered to one class looks up the tags of
+ * that class's objects only (an unfiltered one looks up every object's, which costs far
+ * more where many objects are tagged). */
+static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     uint32_t batch[MOVE_QUEUE];
+    bool switching[MOVE_QUEUE];
     int n;
     pthread_mutex_lock(&S.control_lock);
     pthread_mutex_lock(&W.lock);
@@ -556,26 +573,30 @@ static void move_defaults(jvmtiEnv *jvmti)
     W.n = 0;
     pthread_mutex_unlock(&W.lock);
     if (n > 0) {
-        bool switching[MOVE_QUEUE];
         atomic_fetch_add(&S.epoch, 1);
         for (int i = 0; i < n; i++) {
             struct site_class *k = sites_class_peek(batch[i]);
             uint8_t expected = SITE_CLASS_DEFAULT;
             switching[i] =
+                atomic_load(&k->class_ref) &&
                 atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING);
         }
-        walk_heap(jvmti, pin_defaults, &S);
         for (int i = 0; i < n; i++) {
             struct site_class *k = sites_class_peek(batch[i]);
+            jclass klass =
+                switching[i] ? (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref)) : NULL;
+            if (klass) { /* NULL: the class was unloaded, its objects are gone */
+                walk_heap_of(jvmti, klass, pin_defaults, k);
+                (*jni)->DeleteLocalRef(jni, klass);
+                STAT(STAT_MOVE_WALKS);
+            }
             if (switching[i]) {
                 atomic_store(&k->default_site, atomic_load(&k->next_default));
                 atomic_store(&k->kind, SITE_CLASS_DEFAULT);
+                k->moves++;
+                STAT(STAT_MOVES);
             }
             atomic_store(&k->move_pending, 0);
-        }
-        if (stats_on) {
-            atomic_fetch_add(&stats[STAT_MOVES], (uint64_t)n);
-            atomic_fetch_add(&stats[STAT_MOVE_WALKS], 1);
         }
     }
     pthread_mutex_unlock(&S.control_lock);
@@ -583,7 +604,6 @@ static void move_defaults(jvmtiEnv *jvmti)
 
 static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
-    (void)jni;
     (void)arg;
     pthread_mutex_lock(&W.lock);
     while (!W.stopping) {
@@ -595,7 +615,7 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         /* Let requests gather: one walk moves every class queued meanwhile. */
         struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
         nanosleep(&delay, NULL);
-        move_defaults(jvmti);
+        move_defaults(jvmti, jni);
         pthread_mutex_lock(&W.lock);
     }
     W.running = false;
@@ -739,17 +759,21 @@ static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     (void)jvmti;
     (void)jni;
     stop_worker();
-    if (stats_on)
-        fprintf(stderr,
-                "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
-                "class misses %llu, VM-only allocations %llu, default moves %llu in %llu walks, "
-                "sites %u, traces %u\n",
-                (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
-                (unsigned long long)stats[STAT_STACK_MISSES],
-                (unsigned long long)stats[STAT_CLASS_MISSES],
-                (unsigned long long)stats[STAT_VM_ALLOCS], (unsigned long long)stats[STAT_MOVES],
-                (unsigned long long)stats[STAT_MOVE_WALKS], sites_end() - SITE_ID_FIRST,
-                traces_count());
+    if (!stats_on)
+        return;
+    unsigned long long in_use = 0;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    in_use = (unsigned long long)mallinfo2().uordblks; /* the whole process's, JVM included */
+#endif
+    fprintf(stderr,
+            "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
+            "class misses %llu, VM-only allocations %llu, default moves %llu in %llu walks, "
+            "sites %u, traces %u, malloc in use %llu KiB\n",
+            (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
+            (unsigned long long)stats[STAT_STACK_MISSES],
+            (unsigned long long)stats[STAT_CLASS_MISSES], (unsigned long long)stats[STAT_VM_ALLOCS],
+            (unsigned long long)stats[STAT_MOVES], (unsigned long long)stats[STAT_MOVE_WALKS],
+            sites_end() - SITE_ID_FIRST, traces_count(), in_use / 1024);
 }
 
 static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -960,6 +984,20 @@ done:
     free(lc.objs);
     free(lc.bytes);
     pthread_mutex_unlock(&S.control_lock);
+}
+
+uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
+{
+    uint64_t site = tag_site(tag);
+    if (tag == 0) {
+        struct site_class *k = S.defaults ? sites_class_peek(class_serial) : NULL;
+        uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
+        if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
+            site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
+    }
+    const struct site *s =
+        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? sites_get((uint32_t)site) : NULL;
+    return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
 }
 
 const struct hprof_profile sites_profile = {
