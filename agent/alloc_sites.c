@@ -89,6 +89,7 @@ static _Thread_local struct site_thread *current_thread;
 #define MOVES_MAX 3           /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
+#define WALK_GUARD_NS (2 * 1000000000ull)
 
 static struct {
     bool sampled;      /* sites_interval > 0 */
@@ -100,9 +101,16 @@ static struct {
     /* While set, every tracked object is tagged, default site or not: the heap walks that
      * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
     _Atomic(bool) tag_all;
-    /* Bumped when default sites start moving: an allocation callback that saw it change
-     * tags its object, since the move's heap walk may have seen that object untagged. */
+    /* Bumped before a default site starts moving and again after its heap walk: an
+     * allocation callback that saw it change tags its object, since the walk may have seen
+     * that object untagged. */
     _Atomic(uint64_t) epoch;
+    /* Until this time (CLOCK_MONOTONIC ns; 0 = none) after a heap walk that tags untagged
+     * objects of every default-site class (tracking turned back on), an allocation left
+     * untagged is checked with GetTag: its callback may have begun (its thread descheduled
+     * right after the allocation) only after the walk had tagged the object. Moves of one
+     * class's default guard that class (site_class.guard_until). */
+    _Atomic(uint64_t) guard_until;
     pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
     jclass thread_class;          /* global reference to java.lang.Thread */
 } S = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -334,17 +342,40 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass,
     return a->k != NULL;
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether a guard (see S.guard_until) is on, clearing it once it has expired. */
+static bool guarded(_Atomic(uint64_t) *until)
+{
+    uint64_t g = atomic_load_explicit(until, memory_order_relaxed);
+    if (g == 0)
+        return false;
+    if (monotonic_ns() < g)
+        return true;
+    atomic_compare_exchange_strong(until, &g, 0);
+    return false;
+}
+
+enum tag_need { TAG_NO, TAG_YES, TAG_IF_TAGGED };
+
 /* Exact mode: whether this object must carry its site in its tag. epoch: S.epoch when the
  * callback began. */
-static bool needs_tag(const struct alloc_site *a, uint64_t epoch)
+static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
 {
     if (a->kind != SITE_CLASS_DEFAULT)
-        return true;
+        return TAG_YES;
     uint32_t d = atomic_load_explicit(&a->k->default_site, memory_order_acquire);
     if (d == 0 && atomic_compare_exchange_strong_explicit(
                       &a->k->default_site, &d, a->site, memory_order_acq_rel, memory_order_acquire))
         d = a->site;
-    return d != a->site || atomic_load(&S.tag_all) || atomic_load(&S.epoch) != epoch;
+    if (d != a->site || atomic_load(&S.tag_all) || atomic_load(&S.epoch) != epoch)
+        return TAG_YES;
+    return guarded(&a->k->guard_until) || guarded(&S.guard_until) ? TAG_IF_TAGGED : TAG_NO;
 }
 
 /* Exact mode, an allocation at a site that is not its class's default: asks for the default to
@@ -388,7 +419,12 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
     if (!S.sampled) {
         uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
         atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
-        bool tagged = needs_tag(&a, epoch);
+        enum tag_need need = needs_tag(&a, epoch);
+        jlong tag = 0;
+        if (need == TAG_IF_TAGGED &&
+            ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
+            need = TAG_YES;
+        bool tagged = need == TAG_YES;
         if (tagged) {
             (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
             maybe_move_default(&a, n);
@@ -591,6 +627,11 @@ static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
                 STAT(STAT_MOVE_WALKS);
             }
             if (switching[i]) {
+                /* A callback whose object the walk may have seen untagged began before this
+                 * bump; it reads the epoch after the new default, sees it changed and tags
+                 * its object. */
+                atomic_fetch_add(&S.epoch, 1);
+                atomic_store(&k->guard_until, monotonic_ns() + WALK_GUARD_NS);
                 atomic_store(&k->default_site, atomic_load(&k->next_default));
                 atomic_store(&k->kind, SITE_CLASS_DEFAULT);
                 k->moves++;
@@ -746,6 +787,8 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
     if (S.defaults) {
         classify_loaded(jvmti, jni);
+        /* No guard needed: no application code has run, and the threads that have run
+         * allocate classes of the boot loader only. */
         walk_heap(jvmti, mark_untracked, NULL);
     }
     atomic_store(&S.tag_all, false);
@@ -804,6 +847,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
             if (S.defaults) {
                 classify_loaded(jvmti, jni); /* classes first seen while off */
                 walk_heap(jvmti, mark_untracked, NULL);
+                atomic_store(&S.guard_until, monotonic_ns() + WALK_GUARD_NS);
                 atomic_store(&S.tag_all, false);
             }
         }

@@ -1,6 +1,8 @@
 /* 16 threads allocate known counts while the main thread loads SitesLoaded in 40 throw-away
  * class loaders, allocates 50 of its objects each time, drops everything and collects, so
- * classes unload under the allocating threads (HeapSitesTest). Argument: the directory of
+ * classes unload under the allocating threads (HeapSitesTest). Each thread first allocates a
+ * few Blobs in start() (the class's first, default site), then many in churn(), so the agent
+ * moves Blob's default site while all threads allocate. Argument: the directory of
  * SitesLoaded.class. */
 import java.lang.reflect.Method;
 import java.nio.file.Files;
@@ -8,6 +10,7 @@ import java.nio.file.Path;
 
 public class SitesStress {
     static final int THREADS = 16, BLOBS = 20_000, BLOBS_KEPT = 100, LOADERS = 40, LOADED = 50;
+    static final int FIRST = 10, FIRST_KEPT = 5;
 
     static class Blob {
         int[] small = null;
@@ -15,7 +18,16 @@ public class SitesStress {
     }
 
     static volatile Object sink;
-    static final Object[][] kept = new Object[THREADS][BLOBS_KEPT];
+    static final Object[][] kept = new Object[THREADS][BLOBS_KEPT + FIRST_KEPT];
+
+    static void start(int t) {
+        for (int i = 0; i < FIRST; i++) {
+            Blob b = new Blob();
+            sink = b;
+            if (i < FIRST_KEPT)
+                kept[t][BLOBS_KEPT + i] = b;
+        }
+    }
 
     static void churn(int t) {
         for (int i = 0; i < BLOBS; i++) {
@@ -49,7 +61,10 @@ public class SitesStress {
         Thread[] threads = new Thread[THREADS];
         for (int t = 0; t < THREADS; t++) {
             final int index = t;
-            threads[t] = new Thread(() -> churn(index), "churn-" + t);
+            threads[t] = new Thread(() -> {
+                start(index);
+                churn(index);
+            }, "churn-" + t);
             threads[t].start();
         }
         for (int round = 0; round < LOADERS; round++) {

@@ -299,20 +299,26 @@ class HeapSitesTest {
     @MethodSource("jdks")
     void threadsAllocatingWhileClassesUnload(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-unload");
-        Jvm.Result res = run(jdkOrSkip(feature), dir, "heap=sites,cutoff=0,lineno=n", "SitesStress",
-                             Jvm.programs().toString());
+        Jvm.Result res = Jvm.run(jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_STATS", "1"),
+                List.of(Jvm.agentpath("heap=sites,cutoff=0,lineno=n")), "SitesStress",
+                Jvm.programs().toString());
+        assertEquals(0, res.exit(), res.describe());
         assertTrue(res.out().contains("stress done"), res.describe());
         SitesReport r = ascii(dir);
         Dump d = r.last();
-        List<Site> rows = r.rows(d, "SitesStress$Blob", "SitesStress.churn");
-        assertEquals(16L * 20_000, SitesReport.sum(rows, Site::allocObjs),
-                     r.describe(d, s -> s.cls().startsWith("SitesStress")));
-        assertEquals(16L * 100, SitesReport.sum(rows, Site::liveObjs));
+        // Blob's default site moved from start() to churn() while 16 threads allocated.
+        List<Site> rows = r.rowsAtTop(d, "SitesStress$Blob", "SitesStress.churn");
+        assertEquals(1, rows.size(), r.describe(d, s -> s.cls().startsWith("SitesStress")));
+        assertCounts(rows.get(0), 16L * 20_000, 16L * 100);
+        List<Site> first = r.rowsAtTop(d, "SitesStress$Blob", "SitesStress.start");
+        assertEquals(1, first.size(), r.describe(d, s -> s.cls().startsWith("SitesStress")));
+        assertCounts(first.get(0), 16L * 10, 16L * 5);
         List<Site> loaded = new ArrayList<>(r.rows(d, "SitesLoaded", null));
         assertEquals(40L * 50, SitesReport.sum(loaded, Site::allocObjs),
                      r.describe(d, s -> s.cls().equals("SitesLoaded")));
         assertEquals(0, SitesReport.sum(loaded, Site::liveObjs),
                      "objects of unloaded classes are gone");
+        assertTrue(res.err().matches("(?s).*default moves [1-9].*"), res.err());
     }
 
     @Test void heapAllByDefaultWritesSites() throws Exception {
