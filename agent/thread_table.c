@@ -130,6 +130,14 @@ struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return t;
 }
 
+struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    void *p = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &p) == JVMTI_ERROR_NONE && p)
+        return p;
+    return threads_of(jvmti, jni, thread);
+}
+
 void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     threads_of(jvmti, jni, thread);
@@ -157,4 +165,24 @@ void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
     jvmti_free(jvmti, threads);
+}
+
+jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    if (id == 0 ||
+        jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+        return NULL;
+    jthread found = NULL;
+    for (jint i = 0; i < n; i++) {
+        jlong tag = 0;
+        if (!found && (*jvmti)->GetTag(jvmti, threads[i], &tag) == JVMTI_ERROR_NONE &&
+            (hprof_id)tag == id)
+            found = threads[i];
+        else
+            (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    jvmti_free(jvmti, threads);
+    return found;
 }

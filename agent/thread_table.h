@@ -25,12 +25,23 @@ int threads_init(void);
 /* The entry of thread (NULL = the current thread), registering it on first sight. */
 struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
+/* The entry of the current thread, which an event callback was given as thread: one
+ * thread-local-storage read with no thread lookup once the thread is registered (a virtual
+ * thread mounted on its carrier included, JDK 21+), else threads_of(thread). About 0.1 us
+ * against 0.5 us for threads_of with a jthread. */
+struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
 /* ThreadStart / ThreadEnd: register and write THREAD START; write THREAD END. */
 void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 void threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
 /* Registers every live thread (at VM init or attach). */
 void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni);
+
+/* A new local reference to the live thread whose object id (its Thread object's tag, as in
+ * THREAD START) is id, or NULL when no live thread has it. Walks GetAllThreads: for rare
+ * lookups such as socket CONTROL commands, not for event callbacks. */
+jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id);
 
 struct thread_info *threads_get(uint32_t serial);
 uint32_t threads_count(void);
