@@ -844,6 +844,11 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
         } else {
             set_events(jvmti, JVMTI_ENABLE);
             atomic_store(&S.tracking, true);
+            /* As at start-up: the sampler skips the rest of every TLAB handed out while it
+             * was off (JDK 17), so retire them all; what they held is marked untracked. */
+            if (!S.sampled)
+                jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti),
+                             "ForceGarbageCollection");
             if (S.defaults) {
                 classify_loaded(jvmti, jni); /* classes first seen while off */
                 walk_heap(jvmti, mark_untracked, NULL);

@@ -321,6 +321,58 @@ class HeapSitesTest {
         assertTrue(res.err().matches("(?s).*default moves [1-9].*"), res.err());
     }
 
+    /** CONTROL alloc traces off and on over the socket (net=): what is allocated while off is
+     *  never counted, allocated or live, though its objects stay reachable. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void controlTurnsTrackingOffAndOn(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("sites-control");
+        try (NetTest.Peer peer = NetTest.Peer.loopback()) {
+            List<String> cmd = new ArrayList<>(List.of(jdk.resolve("bin/java").toString(),
+                    Jvm.agentpath("heap=sites,format=b,cutoff=0,lineno=n,net=127.0.0.1:" + peer.port()),
+                    "-cp", Jvm.programs().toString(), "SitesControl", dir.toString()));
+            Process p = new ProcessBuilder(cmd).directory(dir.toFile())
+                    .redirectOutput(dir.resolve("out.txt").toFile())
+                    .redirectError(dir.resolve("err.txt").toFile()).start();
+            try {
+                peer.accept(true);
+                Path out = dir.resolve("out.txt");
+                NetTest.await(() -> NetTest.read(out).contains("phase 1 done"), "phase 1", 60_000);
+                int settings = NetTest.controlSettingsCount(peer);
+                peer.send(NetTest.control(1, 0x2)); // alloc traces off
+                final int off = settings + 1;
+                NetTest.await(() -> NetTest.controlSettingsCount(peer) >= off, "tracking off", 30_000);
+                Files.writeString(dir.resolve("go2"), "");
+                NetTest.await(() -> NetTest.read(out).contains("phase 2 done"), "phase 2", 60_000);
+                peer.send(NetTest.control(2, 0x1)); // alloc traces on
+                final int on = settings + 2;
+                NetTest.await(() -> NetTest.controlSettingsCount(peer) >= on, "tracking on", 30_000);
+                Files.writeString(dir.resolve("go3"), "");
+                NetTest.await(() -> NetTest.read(out).contains("phase 3 done"), "phase 3", 60_000);
+                peer.send(NetTest.cmd(NetTest.ALLOC_SITES, 3, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+                NetTest.await(() -> NetTest.count(NetTest.read(dir.resolve("err.txt")),
+                        "dump to 127.0.0.1") >= 1, "the ALLOC SITES command's dump", 30_000);
+                Files.writeString(dir.resolve("stop"), "");
+                assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "program did not end");
+                assertEquals(0, p.exitValue(), NetTest.read(dir.resolve("err.txt")));
+                byte[] data = peer.awaitEnd(30_000);
+                Path saved = dir.resolve("stream.hprof");
+                Files.write(saved, data);
+                SitesReport r = SitesReport.binary(saved);
+                assertEquals(2, r.dumps.size(), "the command's dump and the exit dump");
+                for (Dump d : r.dumps) {
+                    List<Site> rows = r.rowsAtTop(d, "SitesControl$Item", "SitesControl.allocate");
+                    assertEquals(1, rows.size(), r.describe(d, s -> s.cls().startsWith("SitesControl")));
+                    // 3000 + 7000 allocated, 300 + 700 live: phase 2's are not there at all.
+                    assertCounts(rows.get(0), 3000 + 7000, 300 + 700);
+                }
+            } finally {
+                p.destroyForcibly().waitFor();
+            }
+        }
+    }
+
     @Test void heapAllByDefaultWritesSites() throws Exception {
         Path dir = Jvm.workDir("sites-default");
         run(Jvm.defaultJdk(), dir, null, "Hello");
