@@ -10,6 +10,7 @@
 #include "frame_table.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "monitors.h"
 #include "options.h"
 #include "output.h"
 #include "profile.h"
@@ -19,7 +20,7 @@
 
 /* Every profile the agent knows, in the order their sections appear in a dump. */
 static const struct hprof_profile *const all_profiles[] = {
-    NULL, /* keeps the array non-empty; skipped */
+    &monitor_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];

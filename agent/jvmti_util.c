@@ -1,5 +1,8 @@
 #include "jvmti_util.h"
 
+#include <stdint.h>
+#include <string.h>
+
 #include "log.h"
 
 static jvmtiEnv *the_jvmti;
@@ -34,4 +37,31 @@ bool jvmti_live(jvmtiEnv *jvmti)
 {
     jvmtiPhase phase = JVMTI_PHASE_DEAD;
     return (*jvmti)->GetPhase(jvmti, &phase) == JVMTI_ERROR_NONE && phase == JVMTI_PHASE_LIVE;
+}
+
+_Static_assert(sizeof(jvmtiCapabilities) == 16, "jvmtiCapabilities is four 32-bit units");
+
+/* The mask of JVMTI_CAP_VIRTUAL_THREADS_BIT within its 32-bit unit. */
+static uint32_t vthread_mask(void)
+{
+    unsigned bit = JVMTI_CAP_VIRTUAL_THREADS_BIT % 32;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    bit = 31 - bit;
+#endif
+    return UINT32_C(1) << bit;
+}
+
+void jvmti_caps_set_virtual_threads(jvmtiCapabilities *caps)
+{
+    uint32_t units[4];
+    memcpy(units, caps, sizeof units);
+    units[JVMTI_CAP_VIRTUAL_THREADS_BIT / 32] |= vthread_mask();
+    memcpy(caps, units, sizeof units);
+}
+
+bool jvmti_caps_has_virtual_threads(const jvmtiCapabilities *caps)
+{
+    uint32_t units[4];
+    memcpy(units, caps, sizeof units);
+    return (units[JVMTI_CAP_VIRTUAL_THREADS_BIT / 32] & vthread_mask()) != 0;
 }

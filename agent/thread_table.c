@@ -130,6 +130,14 @@ struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return t;
 }
 
+struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    void *p = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &p) == JVMTI_ERROR_NONE && p)
+        return p;
+    return threads_of(jvmti, jni, thread);
+}
+
 void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     threads_of(jvmti, jni, thread);
