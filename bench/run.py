@@ -478,8 +478,11 @@ class Bench:
                 if kind == "jcmd-gz":
                     cmd.append("-gz=1")
                 t0 = time.monotonic()
-                r = subprocess.run(cmd + [str(target)], capture_output=True, text=True, env=self.env,
-                                   timeout=timeout)
+                try:
+                    r = subprocess.run(cmd + [str(target)], capture_output=True, text=True, env=self.env,
+                                       timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError(f"timeout: jcmd did not finish in {timeout:.0f} s")
                 res["command"] = time.monotonic() - t0
                 m = re.search(r"Heap dump file created \[(\d+) bytes in ([0-9.]+) secs\]", r.stdout)
                 if r.returncode != 0 or not m:
@@ -518,7 +521,7 @@ class Bench:
                     continue
                 try:
                     r = self.dump_once(w, k, self.args.timeout)
-                except RuntimeError as e:
+                except (RuntimeError, OSError) as e:  # OSError: the process went away under /proc
                     problems[k] = str(e)
                     self.log(f"  [{rep + 1}/{reps}] {k:<9} {e}")
                     continue
@@ -953,7 +956,7 @@ def main():
                     "on the PATH)")
     ap.add_argument("--quick", action="store_true", help="small workloads, 1 run each: a few minutes")
     ap.add_argument("--reps", type=int, help="measured runs per configuration (default 5, 3 for the heap dump; quick 1)")
-    ap.add_argument("--modes", help="comma-separated agent modes (default all)")
+    ap.add_argument("--modes", help="comma-separated agent modes, each run on every selected workload (default: each workload its own list, see doc/bench.md)")
     ap.add_argument("--workloads", help="comma-separated workloads (default all)")
     ap.add_argument("--agent", help="a built libhprof.so (default: build it in --build)")
     ap.add_argument("--build", default=str(REPO / "build"), help="meson build directory (default build/)")
@@ -990,6 +993,9 @@ def main():
         if wm:
             plan[w.name] = wm
     workloads = [w for w in workloads if w.name in plan]
+    if not workloads:
+        raise SystemExit("nothing to run: none of these modes applies to these workloads "
+                         "(heap=dump runs only on the heap workload)")
     unavailable = ensure_packages(workloads, not args.no_install)
     for w in workloads:
         if not (WORKLOAD_DIR / f"{w.main}.java").exists():
