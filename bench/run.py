@@ -85,7 +85,7 @@ WORKLOADS = [
              "generated XML document", ["15000", "4"], ["2000", "2"],
              jars=[f"{SHARE}/xalan2.jar", f"{SHARE}/serializer.jar"], packages=["libxalan2-java"],
              modes=SITES + CPU),
-    Workload("alloc", "AllocDense", "allocation-dense microbenchmark, 2 threads", ["2", "25"], ["2", "3"],
+    Workload("alloc", "AllocDense", "allocation-dense microbenchmark, 2 threads", ["2", "12"], ["2", "3"],
              modes=SITES + ("samples",)),
     Workload("cpu", "CpuBound", "CPU-bound microbenchmark (recursion, loops, floating point), 2 threads",
              ["2", "2000"], ["2", "200"], modes=("sites-sampled",) + CPU),
@@ -425,7 +425,7 @@ class Bench:
         warm, problem, expected = self.run_once(w, configs[0], None, self.args.timeout)
         if problem:
             return configs, f"the run without an agent failed: {problem}"
-        timeout = min(self.args.timeout, max(120.0, 60 * warm.wall))
+        timeout = min(self.args.timeout, max(300.0, 100 * warm.wall))
         self.log(f"  warm-up {warm.wall:.2f} s; {len(configs)} configurations x {reps} runs, "
                  f"timeout {timeout:.0f} s per run")
         for rep in range(reps):

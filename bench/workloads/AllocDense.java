@@ -1,14 +1,14 @@
 /* Benchmark workload: allocation-dense microbenchmark, the worst case for heap=sites.
  *
- *   java AllocDense <threads> <millions of allocations per thread>
+ *   java AllocDense <threads> <millions of iterations per thread>
  *
- * Each thread allocates small objects from a dozen sites at different stack depths (records,
- * boxed longs, small int and byte arrays, strings, short lists, lambdas), and a 64 KiB byte
- * array every 4096 iterations. Every object escapes into a ring of the last 16384, so the
+ * Each iteration allocates one to four small objects (about 1.8 on average) from a dozen
+ * sites at different stack depths (records, boxed longs, small int and byte arrays, strings,
+ * short lists, lambdas), and every 4096th iteration a 64 KiB byte array instead. Every object escapes into a ring of the last 16384, so the
  * JIT cannot remove the allocation and a small live set stays reachable; large arrays are
  * never kept (anything that keeps them alive longer is the profiler's doing, and shows
  * in peak RSS). Prints one line
- *   result: threads=<t> allocations=<n> checksum=<hex>
+ *   result: threads=<t> iterations=<n> checksum=<hex>
  * which is the same in every run. */
 import java.util.ArrayList;
 import java.util.List;
@@ -124,7 +124,7 @@ public class AllocDense {
             ts[t].join();
             checksum = checksum * 1_000_003L + sums[t];
         }
-        System.out.println("result: threads=" + threads + " allocations=" + n * threads + " checksum="
+        System.out.println("result: threads=" + threads + " iterations=" + n * threads + " checksum="
                            + Long.toHexString(checksum));
     }
 }
