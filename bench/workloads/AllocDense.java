@@ -4,10 +4,10 @@
  *
  * Each iteration allocates one to four small objects (about 1.8 on average) from a dozen
  * sites at different stack depths (records, boxed longs, small int and byte arrays, strings,
- * short lists, lambdas), and every 4096th iteration a 64 KiB byte array instead. Every object escapes into a ring of the last 16384, so the
- * JIT cannot remove the allocation and a small live set stays reachable; large arrays are
- * never kept (anything that keeps them alive longer is the profiler's doing, and shows
- * in peak RSS). Prints one line
+ * short lists, lambdas), and every 4096th iteration a 64 KiB byte array instead. Every
+ * small object escapes into a ring of the last 16384, so the JIT cannot remove the allocation
+ * and a small live set stays reachable; large arrays are never kept (anything that keeps them
+ * alive longer is the profiler's doing, and shows in peak RSS). Prints one line
  *   result: threads=<t> iterations=<n> checksum=<hex>
  * which is the same in every run. */
 import java.util.ArrayList;
