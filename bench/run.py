@@ -340,7 +340,6 @@ class Bench:
         self.classes = self.scratch / "classes"
         self.env = child_env()
         self.run_counter = 0
-        self.log_lines = []
 
     def log(self, msg):
         print(msg, flush=True)
@@ -376,8 +375,8 @@ class Bench:
     # -- fixed-work and throughput workloads --
 
     def run_once(self, w, cfg, expected, timeout):
-        """One run of workload w in configuration cfg. Returns (Run or None, problem text,
-        result line)."""
+        """One run of workload w in configuration cfg. Returns (Run, problem text or "",
+        the result line)."""
         out = self.new_rundir()
         work = self.scratch / "work"
         cmd = self.base_cmd(w, self.config_args(cfg, out)) + self.program_args(w, work)
