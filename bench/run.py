@@ -750,6 +750,7 @@ def ensure_packages(workloads, allow_install):
         if sudo is not None:
             print(f"installing {' '.join(missing)} with apt-get", flush=True)
             env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            subprocess.run(sudo + ["apt-get", "update", "-qq"], env=env)
             subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing, env=env)
     problems = {}
     for w in workloads:
