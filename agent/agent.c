@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "class_table.h"
+#include "cpu_samples.h"
 #include "dump.h"
 #include "frame_table.h"
 #include "jvmti_util.h"
+#include "listener.h"
 #include "log.h"
 #include "monitors.h"
 #include "options.h"
@@ -18,9 +20,13 @@
 #include "thread_table.h"
 #include "trace_table.h"
 
-/* Every profile the agent knows, in the order their sections appear in a dump. */
+/* Every profile the agent knows, in the order their sections appear in a dump. The socket
+ * listener comes first so that at VM death it stops taking commands before the others stop. */
 static const struct hprof_profile *const all_profiles[] = {
+    &listener_profile,
+    &cpu_samples_profile,
     &monitor_profile,
+    NULL, /* keeps the array non-empty; skipped */
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];

@@ -1,14 +1,17 @@
 #include "output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -16,6 +19,9 @@
 
 /* A peer that accepts no bytes for this long is given up on, so the VM never blocks. */
 #define SOCKET_WRITE_TIMEOUT_MS 10000
+/* How long one address may take to accept the connection at start-up: an address that
+ * drops packets would otherwise hold the VM's start for the kernel's SYN retries (~2 min). */
+#define SOCKET_CONNECT_TIMEOUT_MS 10000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hprof_writer *writer;
@@ -26,6 +32,43 @@ static bool path_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* connect(2) bounded by SOCKET_CONNECT_TIMEOUT_MS: non-blocking connect, poll, SO_ERROR.
+ * Returns 0, or an errno value (ETIMEDOUT when the time ran out). fd is left blocking. */
+static int connect_bounded(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return connect(fd, addr, len) == 0 ? 0 : errno;
+    int rc = connect(fd, addr, len) == 0 ? 0 : errno;
+    if (rc == EINPROGRESS) {
+        struct timespec start, now;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long spent = (long)(now.tv_sec - start.tv_sec) * 1000 +
+                         (now.tv_nsec - start.tv_nsec) / 1000000;
+            if (spent >= SOCKET_CONNECT_TIMEOUT_MS) {
+                rc = ETIMEDOUT;
+                break;
+            }
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            int r = poll(&pfd, 1, (int)(SOCKET_CONNECT_TIMEOUT_MS - spent));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                rc = r == 0 ? ETIMEDOUT : errno;
+                break;
+            }
+            socklen_t elen = sizeof rc;
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &elen) != 0)
+                rc = errno;
+            break;
+        }
+    }
+    fcntl(fd, F_SETFL, flags);
+    return rc;
 }
 
 static int connect_to(const char *host, unsigned port, char *err, size_t errlen)
@@ -49,16 +92,21 @@ static int connect_to(const char *host, unsigned port, char *err, size_t errlen)
             last_errno = errno;
             continue;
         }
-        if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            last_errno = errno;
+        int rc = connect_bounded(fd, a->ai_addr, a->ai_addrlen);
+        if (rc != 0) {
+            last_errno = rc;
             close(fd);
             fd = -1;
         }
     }
     freeaddrinfo(list);
     if (fd < 0) {
-        snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: %s", host, port,
-                 strerror(last_errno));
+        if (last_errno == ETIMEDOUT)
+            snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: no answer within %d s",
+                     host, port, SOCKET_CONNECT_TIMEOUT_MS / 1000);
+        else
+            snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: %s", host, port,
+                     strerror(last_errno));
         return -1;
     }
     int one = 1;

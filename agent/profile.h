@@ -38,7 +38,8 @@ struct dump_request {
     enum dump_reason reason;
     unsigned sections; /* enum dump_section bits */
     float cutoff;      /* ratio below which rows are left out (the cutoff= option by default) */
-    uint16_t flags;    /* ALLOC SITES flags from a socket command (HPROF_SITES_*), else 0 */
+    uint16_t flags;    /* ALLOC SITES flags from a socket command (HPROF_SITES_*), else 0;
+                        * HPROF_SITES_FORCE_GC: the sites profile forces a GC before counting */
 };
 
 /* Socket CONTROL commands (and anything else that changes a running profile). */

@@ -166,3 +166,23 @@ void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     jvmti_free(jvmti, threads);
 }
+
+jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    if (id == 0 ||
+        jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+        return NULL;
+    jthread found = NULL;
+    for (jint i = 0; i < n; i++) {
+        jlong tag = 0;
+        if (!found && (*jvmti)->GetTag(jvmti, threads[i], &tag) == JVMTI_ERROR_NONE &&
+            (hprof_id)tag == id)
+            found = threads[i];
+        else
+            (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    jvmti_free(jvmti, threads);
+    return found;
+}

@@ -38,6 +38,11 @@ void threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 /* Registers every live thread (at VM init or attach). */
 void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni);
 
+/* A new local reference to the live thread whose object id (its Thread object's tag, as in
+ * THREAD START) is id, or NULL when no live thread has it. Walks GetAllThreads: for rare
+ * lookups such as socket CONTROL commands, not for event callbacks. */
+jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id);
+
 struct thread_info *threads_get(uint32_t serial);
 uint32_t threads_count(void);
 

@@ -30,6 +30,10 @@
 
 #define SINK_BUFFER_SIZE (64 * 1024)
 #define SINK_MEMORY_INITIAL (64 * 1024)
+/* With a write timeout: bytes a peer must accept per timeout window (see raw_write). */
+#define SINK_MIN_PROGRESS (64 * 1024)
+/* At close, how long to wait for the reset of a peer that has closed (see sink_close). */
+#define SINK_CLOSE_RESET_WAIT_MS 200
 /* HotSpot's jcmd GC.heap_dump -gz=1 compresses at level 1: fast, and a heap dump is large. */
 #define SINK_GZIP_LEVEL 1
 /* The OS byte of the gzip header: 3 = Unix, what gzip(1) and zlib write by default. */
@@ -86,11 +90,11 @@ static int64_t monotonic_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits until fd accepts bytes. 0 when it does, ETIMEDOUT when the timeout passed, else an
- * errno value. POLLERR/POLLHUP count as ready: the write that follows reports the error. */
-static int wait_writable(int fd, int timeout_ms)
+/* Waits until fd accepts bytes or the deadline passes. 0 when it does, ETIMEDOUT when the
+ * deadline passed, else an errno value. POLLERR/POLLHUP count as ready: the write that
+ * follows reports the error. */
+static int wait_writable(int fd, int64_t deadline)
 {
-    int64_t deadline = monotonic_ms() + timeout_ms;
     for (;;) {
         int64_t left = deadline - monotonic_ms();
         if (left <= 0)
@@ -130,18 +134,32 @@ static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
     return r;
 }
 
-/* Writes n bytes to the descriptor, all of them or fails the sink. */
+/* Writes n bytes to the descriptor, all of them or fails the sink.
+ *
+ * With a write timeout the peer must keep up a minimum pace, not merely accept a byte now
+ * and then: in every window of timeout_ms it must take SINK_MIN_PROGRESS bytes (or the rest
+ * of this write, if less). A peer that stops reading, or trickles a few bytes per window,
+ * fails the sink within one window, so the writing thread (which holds the output lock that
+ * application threads may wait for) is never held longer than that per window. */
 static void raw_write(struct hprof_sink *s, const uint8_t *p, size_t n)
 {
+    bool timed = s->kind != SINK_REGULAR && s->timeout_ms > 0;
+    int64_t window_end = timed ? monotonic_ms() + s->timeout_ms : 0;
+    size_t window_bytes = 0;
     while (n > 0 && !s->failed) {
         size_t chunk = n;
         ssize_t r;
-        if (s->kind != SINK_REGULAR && s->timeout_ms > 0) {
-            int err = wait_writable(s->fd, s->timeout_ms);
+        if (timed) {
+            int err = wait_writable(s->fd, window_end);
             if (err == ETIMEDOUT) {
-                char reason[96];
-                snprintf(reason, sizeof reason, "the receiver accepted no data for %d ms",
-                         s->timeout_ms);
+                char reason[128];
+                if (window_bytes == 0)
+                    snprintf(reason, sizeof reason, "the receiver accepted no data for %d ms",
+                             s->timeout_ms);
+                else
+                    snprintf(reason, sizeof reason,
+                             "the receiver accepted only %zu bytes in %d ms (too slow)",
+                             window_bytes, s->timeout_ms);
                 sink_fail(s, reason);
                 return;
             }
@@ -185,6 +203,11 @@ static void raw_write(struct hprof_sink *s, const uint8_t *p, size_t n)
         }
         p += r;
         n -= (size_t)r;
+        window_bytes += (size_t)r;
+        if (timed && window_bytes >= SINK_MIN_PROGRESS) {
+            window_bytes = 0;
+            window_end = monotonic_ms() + s->timeout_ms;
+        }
     }
 }
 
@@ -462,6 +485,33 @@ const uint8_t *sink_memory_data(const struct hprof_sink *s, size_t *len)
     return s->buf;
 }
 
+/* A send only hands bytes to the kernel: when the peer has already closed the connection,
+ * the last writes "succeed" and the peer answers them with a reset. Before closing, learn
+ * whether that happened, so a lost tail is reported like any other failed write: if the peer
+ * has shut its side (POLLRDHUP), wait briefly for its reset; either way read SO_ERROR. */
+static void socket_check_delivery(struct hprof_sink *s)
+{
+    struct pollfd pfd = {.fd = s->fd, .events = POLLRDHUP};
+    if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)) &&
+        !(pfd.revents & POLLERR)) {
+        int64_t deadline = monotonic_ms() + SINK_CLOSE_RESET_WAIT_MS;
+        for (int64_t left; (left = deadline - monotonic_ms()) > 0;) {
+            struct pollfd e = {.fd = s->fd, .events = 0}; /* POLLERR is always reported */
+            if (poll(&e, 1, (int)left) == 1 && (e.revents & POLLERR))
+                break;
+            if (e.revents == 0 || e.revents == POLLHUP) {
+                /* poll returned early on POLLHUP without an error: wait in small steps */
+                struct timespec ts = {0, 10 * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0)
+        sink_fail_errno(s, err);
+}
+
 void sink_close(struct hprof_sink *s)
 {
     if (!s)
@@ -476,6 +526,8 @@ void sink_close(struct hprof_sink *s)
         deflateEnd(&s->z);
         free(s->zout);
     }
+    if (s->kind == SINK_SOCKET && !s->failed)
+        socket_check_delivery(s);
     if (s->fd >= 0 && close(s->fd) != 0 && errno != EINTR && !s->failed)
         sink_fail_errno(s, errno); /* e.g. a delayed write error reported at close */
     free(s->buf);

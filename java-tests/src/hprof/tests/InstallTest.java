@@ -14,7 +14,16 @@ import org.junit.jupiter.api.Test;
 class InstallTest {
     @Test
     void agentlibFindsTheLibraryInstalledIntoTheJdk() throws Exception {
-        Path dir = Jvm.workDir("install");
+        // Outside the source tree: meson refuses a jdk_home inside it (build/ is inside).
+        Path dir = Files.createTempDirectory("hprof-install-");
+        try {
+            installAndRun(dir);
+        } finally {
+            Jvm.exec(List.of("rm", "-rf", dir.toString()), Path.of("/"), Map.of(), 120);
+        }
+    }
+
+    static void installAndRun(Path dir) throws Exception {
         Path jdk = dir.resolve("jdk");
         run(List.of("cp", "-a", Jvm.defaultJdk().toRealPath().toString(), jdk.toString()), dir);
         Path build = dir.resolve("build");

@@ -1,0 +1,423 @@
+package hprof.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** cpu=samples on real VMs: accuracy, idle threads, native code, many threads, binary output. */
+class CpuSamplesTest {
+    static Stream<Arguments> jdks() {
+        return Stream.of(17, 25).map(Arguments::of);
+    }
+
+    static Path jdkOrSkip(int feature) {
+        Path jdk = feature == Jvm.feature(Jvm.defaultJdk()) ? Jvm.defaultJdk() : Jvm.jdk(feature);
+        Assumptions.assumeTrue(jdk != null, "no JDK " + feature + " installed: skipped");
+        return jdk;
+    }
+
+    static void assertNoCrash(Jvm.Result r) throws Exception {
+        assertFalse(r.err().contains("A fatal error has been detected"), r.describe());
+        try (Stream<Path> files = Files.list(r.dir())) {
+            assertTrue(files.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), r.describe());
+        }
+    }
+
+    /** What an ascii profile says about threads, traces and CPU samples. */
+    record Profile(Map<Long, String> threadNames, Map<Long, Long> traceThread,
+                   Map<Long, List<String>> traceFrames, long total, List<Row> rows, String text) {
+        record Row(double self, long count, long trace, String method) {}
+
+        static final Pattern THREAD = Pattern.compile("THREAD START \\(obj=[0-9a-f]+, id = (\\d+), name=\"([^\"]*)\"");
+        static final Pattern TRACE = Pattern.compile("TRACE (\\d+):(?: \\(thread=(\\d+)\\))?");
+        static final Pattern BEGIN = Pattern.compile("CPU SAMPLES BEGIN \\(total = (\\d+)\\)");
+        static final Pattern ROW = Pattern.compile("\\s*\\d+\\s+([0-9.]+)%\\s+[0-9.]+%\\s+(\\d+)\\s+(\\d+) (\\S+)");
+
+        static Profile read(Path file) throws Exception {
+            String text = Files.readString(file);
+            Map<Long, String> names = new HashMap<>();
+            Map<Long, Long> traceThread = new HashMap<>();
+            Map<Long, List<String>> frames = new HashMap<>();
+            List<Row> rows = new ArrayList<>();
+            long total = -1;
+            List<String> current = null;
+            boolean inSamples = false;
+            for (String line : text.split("\n")) {
+                Matcher m;
+                if (line.startsWith("\t") && current != null) {
+                    current.add(line.trim());
+                    continue;
+                }
+                current = null;
+                if ((m = THREAD.matcher(line)).lookingAt()) {
+                    names.put(Long.parseLong(m.group(1)), m.group(2));
+                } else if ((m = TRACE.matcher(line)).lookingAt()) {
+                    long serial = Long.parseLong(m.group(1));
+                    if (m.group(2) != null)
+                        traceThread.put(serial, Long.parseLong(m.group(2)));
+                    current = new ArrayList<>();
+                    frames.put(serial, current);
+                } else if ((m = BEGIN.matcher(line)).lookingAt()) {
+                    assertEquals(-1, total, "one CPU SAMPLES section expected\n" + text);
+                    total = Long.parseLong(m.group(1));
+                    inSamples = true;
+                } else if (line.startsWith("CPU SAMPLES END")) {
+                    inSamples = false;
+                } else if (inSamples && (m = ROW.matcher(line)).matches()) {
+                    rows.add(new Row(Double.parseDouble(m.group(1)), Long.parseLong(m.group(2)),
+                            Long.parseLong(m.group(3)), m.group(4)));
+                }
+            }
+            assertTrue(total >= 0, "no CPU SAMPLES section\n" + text);
+            return new Profile(names, traceThread, frames, total, rows, text);
+        }
+
+        /** Samples per thread name (thread=y), over the rows written. */
+        Map<String, Long> byThread() {
+            Map<String, Long> m = new HashMap<>();
+            for (Row r : rows) {
+                Long thread = traceThread.get(r.trace());
+                assertNotNull(thread, "trace " + r.trace() + " has no thread\n" + text);
+                String name = threadNames.get(thread);
+                assertNotNull(name, "thread " + thread + " has no THREAD START\n" + text);
+                m.merge(name, r.count(), Long::sum);
+            }
+            return m;
+        }
+
+        /** Samples of rows on thread name whose top frame is method. */
+        long count(String thread, String method) {
+            long n = 0;
+            for (Row r : rows)
+                if (r.method().equals(method) && thread.equals(threadNames.get(traceThread.get(r.trace()))))
+                    n += r.count();
+            return n;
+        }
+
+        long sumOfRows() {
+            return rows.stream().mapToLong(Row::count).sum();
+        }
+    }
+
+    static long busyCpuMs(Jvm.Result r) {
+        Matcher m = Pattern.compile("busy-cpu-ms (\\d+)").matcher(r.out());
+        assertTrue(m.find(), r.describe());
+        return Long.parseLong(m.group(1));
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void threeToOneWorkShowsAsThreeToOneAndIdleThreadsAsNothing(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-accuracy");
+        int interval = 5;
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=" + interval + ",cutoff=0,file=cpu.txt")),
+                "CpuBusy", "4000");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertEquals(p.total(), p.sumOfRows(), "cutoff=0 writes every row\n" + p.text());
+        Map<String, Long> byThread = p.byThread();
+
+        long a = p.count("busy", "CpuBusy.hotA"), b = p.count("busy", "CpuBusy.hotB");
+        assertTrue(a + b >= 100, "too few samples to judge: " + byThread + "\n" + p.text());
+        double shareA = (double) a / (a + b);
+        assertTrue(shareA >= 0.65 && shareA <= 0.85,
+                "hotA should have about 75% of hotA+hotB, has " + a + " vs " + b + "\n" + p.text());
+
+        long idle = 0;
+        for (Map.Entry<String, Long> e : byThread.entrySet())
+            if (e.getKey().startsWith("idle-"))
+                idle += e.getValue();
+        assertTrue(idle <= Math.max(3, p.total() / 100),
+                "idle threads (socket read, sleep, park, wait, monitor) got " + idle + " of "
+                        + p.total() + ": " + byThread + "\n" + p.text());
+
+        // A sample is one interval of CPU time: the busy thread's samples match its CPU time.
+        long busySamples = byThread.getOrDefault("busy", 0L);
+        long cpuMs = busyCpuMs(r);
+        double ratio = (double) busySamples * interval / cpuMs;
+        assertTrue(ratio > 0.85 && ratio < 1.15,
+                "busy: " + busySamples + " samples x " + interval + " ms vs " + cpuMs + " ms of CPU\n" + p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void intervalSetsTheRoundRateAndWhatOneSampleIsWorth(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-interval");
+        int interval = 50;
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,verbose=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
+                "CpuBusy", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        Matcher m = Pattern.compile("(\\d+) rounds over ([0-9.]+) s \\(([0-9.]+) rounds/s").matcher(r.err());
+        assertTrue(m.find(), r.describe());
+        double perSecond = Double.parseDouble(m.group(3));
+        assertTrue(perSecond >= 14 && perSecond <= 20.5, "interval=50 means 20 rounds/s: " + r.err());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        long busySamples = p.byThread().getOrDefault("busy", 0L);
+        double ratio = (double) busySamples * interval / busyCpuMs(r);
+        assertTrue(ratio > 0.7 && ratio < 1.3, busySamples + " samples of " + interval + " ms, " + r.out());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void busyNativeCodeCountsButBlockedNativeCodeDoesNot(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-native");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,cutoff=0,file=cpu.txt")),
+                "CpuBusy", "3000", "native");
+        assertEquals(0, r.exit(), r.describe());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        Map<String, Long> byThread = p.byThread();
+        long nativeBusy = byThread.getOrDefault("native-busy", 0L);
+        long deflate = p.rows().stream()
+                .filter(row -> row.method().startsWith("java.util.zip.Deflater."))
+                .mapToLong(Profile.Row::count).sum();
+        long busy = byThread.getOrDefault("busy", 0L);
+        // Both threads want a CPU all the time; each gets a fair share of it.
+        assertTrue(nativeBusy >= busy * 0.3, byThread + "\n" + p.text());
+        assertTrue(deflate >= nativeBusy * 0.8, "Deflater's native code is where it works\n" + p.text());
+        assertTrue(byThread.getOrDefault("idle-socket", 0L) <= 1, p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void cutoffLeavesOutSmallRowsButNotTheirSamples(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-cutoff");
+        Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("cpu=samples,cutoff=0.1,file=cpu.txt")),
+                "CpuBusy", "1500");
+        assertEquals(0, r.exit(), r.describe());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertFalse(p.rows().isEmpty(), p.text());
+        for (Profile.Row row : p.rows())
+            assertTrue(row.self() >= 10.0, "row below the cutoff: " + row + "\n" + p.text());
+        assertTrue(p.rows().stream().anyMatch(row -> row.method().equals("CpuBusy.hotA")), p.text());
+        // thread=n: traces carry no thread.
+        assertTrue(p.traceThread().isEmpty(), p.text());
+        // Every row's trace is written (before the rows or at the end of the dump).
+        for (Profile.Row row : p.rows())
+            assertTrue(p.traceFrames().containsKey(row.trace()), "no TRACE " + row.trace() + "\n" + p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void manyThreadsStartingAndEndingWhileSamplingEveryMillisecond(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-churn");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=1,depth=8,cutoff=0,file=cpu.txt")),
+                "ThreadChurn", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        Matcher m = Pattern.compile("churn started (\\d+)").matcher(r.out());
+        assertTrue(m.find(), r.describe());
+        assertTrue(Long.parseLong(m.group(1)) >= 100, r.describe());
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertEquals(p.total(), p.sumOfRows(), p.text());
+        Map<String, Long> byThread = p.byThread(); // every trace names a started thread
+        assertTrue(byThread.keySet().stream().anyMatch(n -> n.startsWith("short-")), byThread.toString());
+        assertTrue(byThread.keySet().stream().anyMatch(n -> n.startsWith("live-")), byThread.toString());
+        assertTrue(p.rows().stream().anyMatch(row -> row.method().equals("ThreadChurn.work")
+                && p.threadNames().get(p.traceThread().get(row.trace())).startsWith("short-")), p.text());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void attachedSamplerCountsFromTheAttach(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-attach");
+        Process p = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", Jvm.programs().toString(),
+                "CpuBusy", "4000")
+                .directory(dir.toFile()).redirectOutput(dir.resolve("out.txt").toFile())
+                .redirectError(dir.resolve("err.txt").toFile()).start();
+        try {
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (!Files.readString(dir.resolve("out.txt")).contains("cpu-busy ready")) {
+                assertTrue(System.nanoTime() < deadline && p.isAlive(), Files.readString(dir.resolve("err.txt")));
+                Thread.sleep(50);
+            }
+            AttachTest.Target t = new AttachTest.Target(p, dir, dir.resolve("unused"));
+            Jvm.Result r = AttachTest.jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
+                    "\"cpu=samples,thread=y,cutoff=0,file=" + dir.resolve("cpu.txt") + "\"");
+            assertTrue(r.out().contains("return code: 0"), r.describe());
+            assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "target did not exit");
+        } finally {
+            p.destroyForcibly();
+        }
+        assertEquals(0, p.exitValue(), Files.readString(dir.resolve("err.txt")));
+        Profile prof = Profile.read(dir.resolve("cpu.txt"));
+        long a = prof.count("busy", "CpuBusy.hotA"), b = prof.count("busy", "CpuBusy.hotB");
+        assertTrue(a + b >= 20 && a > b, a + " vs " + b + "\n" + prof.text());
+        long idle = prof.byThread().entrySet().stream().filter(e -> e.getKey().startsWith("idle-"))
+                .mapToLong(Map.Entry::getValue).sum();
+        assertTrue(idle <= 2, prof.byThread() + "\n" + prof.text());
+    }
+
+    /** One CPU SAMPLES record of a socket stream, and the CONTROL SETTINGS flags before it. */
+    record Samples(long total, Map<Long, Long> byTrace, int controlFlags) {}
+
+    /** The k-th CPU SAMPLES record (from 1), once it has arrived. */
+    static Samples cpuSamples(NetTest.Peer peer, int k) throws Exception {
+        NetTest.await(() -> NetTest.withTag(NetTest.completeRecords(peer.received()), 0x0D).size() >= k,
+                "CPU SAMPLES record " + k, 60_000);
+        List<NetTest.Rec> recs = NetTest.completeRecords(peer.received());
+        int seen = 0, flags = -1;
+        for (NetTest.Rec r : recs) {
+            if (r.tag() == 0x0E)
+                flags = r.buf().getInt();
+            if (r.tag() == 0x0D && ++seen == k) {
+                java.nio.ByteBuffer b = r.buf();
+                long total = b.getInt() & 0xFFFFFFFFL;
+                int n = b.getInt();
+                Map<Long, Long> rows = new HashMap<>();
+                for (int i = 0; i < n; i++) {
+                    long count = b.getInt() & 0xFFFFFFFFL;
+                    rows.put(b.getInt() & 0xFFFFFFFFL, count);
+                }
+                return new Samples(total, rows, flags);
+            }
+        }
+        throw new AssertionError("unreachable");
+    }
+
+    /** Thread serial of each trace (STACK TRACE records), and of each thread object (START THREAD). */
+    static Map<Long, Long> traceThreads(byte[] stream) {
+        Map<Long, Long> m = new HashMap<>();
+        for (NetTest.Rec r : NetTest.withTag(NetTest.completeRecords(stream), 0x05)) {
+            java.nio.ByteBuffer b = r.buf();
+            long trace = b.getInt() & 0xFFFFFFFFL;
+            m.put(trace, b.getInt() & 0xFFFFFFFFL);
+        }
+        return m;
+    }
+
+    static long threadSerial(byte[] stream, long objectId) {
+        for (NetTest.Rec r : NetTest.withTag(NetTest.completeRecords(stream), NetTest.TAG_START_THREAD)) {
+            java.nio.ByteBuffer b = r.buf();
+            long serial = b.getInt() & 0xFFFFFFFFL;
+            if (b.getLong() == objectId)
+                return serial;
+        }
+        throw new AssertionError("no START THREAD for object " + Long.toHexString(objectId));
+    }
+
+    /** Samples per thread serial in one CPU SAMPLES record. */
+    static Map<Long, Long> perThread(Samples s, Map<Long, Long> traceThread) {
+        Map<Long, Long> m = new HashMap<>();
+        s.byTrace().forEach((trace, count) -> m.merge(traceThread.get(trace), count, Long::sum));
+        return m;
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void socketControlSwitchesSamplingPerThreadAndClears(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-control");
+        byte[] dumpAll = NetTest.cmd(NetTest.CPU_SAMPLES, 0, NetTest.cat(NetTest.u2(0), NetTest.f4(0f)));
+        try (NetTest.Peer peer = NetTest.Peer.loopback()) {
+            Process p = new ProcessBuilder(jdk.resolve("bin/java").toString(),
+                    Jvm.agentpath("cpu=samples,thread=y,interval=5,format=b,net=127.0.0.1:" + peer.port()),
+                    "-cp", Jvm.programs().toString(), "CpuPair", dir.resolve("stop").toString())
+                    .directory(dir.toFile()).redirectOutput(dir.resolve("out.txt").toFile())
+                    .redirectError(dir.resolve("err.txt").toFile()).start();
+            try {
+                peer.accept(true);
+                NetTest.await(() -> NetTest.read(dir.resolve("out.txt")).contains("pair ready"), "pair ready", 60_000);
+                Thread.sleep(500);
+                // Off for all, then clear: nothing is counted any more.
+                peer.send(NetTest.control(1, 4, NetTest.u8(0)));
+                peer.send(NetTest.control(2, 5));
+                Thread.sleep(1000);
+                peer.send(NetTest.cmd(NetTest.CPU_SAMPLES, 3, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+                Samples off = cpuSamples(peer, 1);
+                assertEquals(0, off.total(), off.toString());
+                assertEquals(0, off.controlFlags() & 0x2, "cpu sampling bit while off");
+
+                byte[] sofar = peer.received();
+                long a = NetTest.threadObjectId(sofar, "busy-a"), b = NetTest.threadObjectId(sofar, "busy-b");
+                long serialA = threadSerial(sofar, a), serialB = threadSerial(sofar, b);
+                // On for busy-a only.
+                peer.send(NetTest.control(4, 3, NetTest.u8(a)));
+                Thread.sleep(1500);
+                peer.send(NetTest.cmd(NetTest.CPU_SAMPLES, 5, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+                Samples onlyA = cpuSamples(peer, 2);
+                Map<Long, Long> threadsA = perThread(onlyA, traceThreads(peer.received()));
+                assertTrue(threadsA.getOrDefault(serialA, 0L) > 0, threadsA.toString());
+                assertEquals(Set.of(serialA), threadsA.keySet(), "only busy-a is sampled: " + threadsA);
+                assertEquals(0x2, onlyA.controlFlags() & 0x2, "cpu sampling bit with one thread on");
+
+                // On for all, then off for busy-a and clear: busy-b only.
+                peer.send(NetTest.control(6, 3, NetTest.u8(0)));
+                Thread.sleep(1000);
+                peer.send(dumpAll);
+                Samples all = cpuSamples(peer, 3);
+                Map<Long, Long> threadsAll = perThread(all, traceThreads(peer.received()));
+                assertTrue(threadsAll.getOrDefault(serialB, 0L) > 0, threadsAll.toString());
+                assertTrue(all.total() > onlyA.total(), "counts accumulate until cleared");
+                peer.send(NetTest.control(7, 4, NetTest.u8(a)));
+                peer.send(NetTest.control(8, 5));
+                Thread.sleep(1500);
+                peer.send(dumpAll);
+                Samples onlyB = cpuSamples(peer, 4);
+                Map<Long, Long> threadsB = perThread(onlyB, traceThreads(peer.received()));
+                assertEquals(0, threadsB.getOrDefault(serialA, 0L), threadsB.toString());
+                assertTrue(threadsB.getOrDefault(serialB, 0L) > 0, threadsB.toString());
+
+                Files.writeString(dir.resolve("stop"), "");
+                assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "target did not exit");
+                assertEquals(0, p.exitValue(), NetTest.read(dir.resolve("err.txt")));
+                byte[] stream = peer.awaitEnd(60_000);
+                HprofRead.Report report = HprofRead.check(NetTest.save(dir, stream));
+                assertEquals(0, report.exit(), report.output());
+                assertEquals(5, report.count("CPU SAMPLES"), report.output()); // 4 commands + exit
+            } finally {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void binaryCpuSamplesPassTheStrictReader(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-binary");
+        Path file = dir.resolve("cpu.hprof");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,heap=sites,thread=y,depth=6,format=b,file=" + file)),
+                "CpuBusy", "1500");
+        assertEquals(0, r.exit(), r.describe());
+        HprofRead.Report report = HprofRead.check(file);
+        assertEquals(0, report.exit(), report.output());
+        assertEquals(1, report.count("CPU SAMPLES"), report.output());
+        assertEquals(1, report.count("CONTROL SETTINGS"), report.output());
+        // alloc traces (heap=sites) | cpu sampling, and the depth.
+        assertEquals(3L, report.get("control_settings", "flags"), report.output());
+        assertEquals(6L, report.get("control_settings", "depth"), report.output());
+        long total = (Long) report.get("cpu_samples", "total");
+        assertTrue(total > 0, report.output());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> top = (List<Map<String, Object>>) report.get("cpu_samples", "top");
+        assertTrue(((String) top.get(0).get("frame")).startsWith("CpuBusy.hotA("), report.output());
+    }
+}
