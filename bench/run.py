@@ -428,7 +428,9 @@ class Bench:
         self.log(f"  warm-up {warm.wall:.2f} s; {len(configs)} configurations x {reps} runs, "
                  f"timeout {timeout:.0f} s per run")
         for rep in range(reps):
-            for cfg in configs:
+            # A B C, then B C A, ...: no configuration always runs first in a round (or right
+            # after the same other one).
+            for cfg in configs[rep % len(configs):] + configs[:rep % len(configs)]:
                 if cfg.problem:
                     continue
                 run, problem, _ = self.run_once(w, cfg, expected, timeout)
@@ -527,7 +529,7 @@ class Bench:
         results = {k: [] for k in kinds}
         problems = {}
         for rep in range(reps):
-            for k in kinds:
+            for k in kinds[rep % len(kinds):] + kinds[:rep % len(kinds)]:
                 if k in problems:
                     continue
                 try:
@@ -832,7 +834,7 @@ def render(args, jdk, agent, major, reps, started, finished, load_start, load_en
               f"- Agent: `{agent}`, source {git_describe()}",
               f"- Command: `bench/run.py {' '.join(sys.argv[1:])}`",
               f"- {reps} measured runs per configuration, after one unmeasured warm-up run of each workload "
-              f"without an agent; configurations alternate run by run; medians shown."
+              f"without an agent; configurations alternate run by run (A B C, B C A, ...); medians shown."
               + (" **Quick mode: small workloads, few runs: a smoke test, not a measurement.**" if args.quick else ""),
               f"- Duration: {(finished - started).total_seconds() / 60:.1f} min", ""]
     lines += ["## Targets", "",
