@@ -9,6 +9,7 @@
 #include "cpu_samples.h"
 #include "dump.h"
 #include "frame_table.h"
+#include "heap_dump.h"
 #include "jvmti_util.h"
 #include "listener.h"
 #include "log.h"
@@ -24,6 +25,7 @@
  * listener comes first so that at VM death it stops taking commands before the others stop. */
 static const struct hprof_profile *const all_profiles[] = {
     &listener_profile,
+    &heap_dump_profile,
     &cpu_samples_profile,
     &monitor_profile,
     NULL, /* keeps the array non-empty; skipped */

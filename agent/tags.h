@@ -4,7 +4,11 @@
  *                any other value is a heap=sites site index
  *   bits 39..0   serial: unique among tags with the same site field (for class objects,
  *                the class serial)
- * Tags are never 0 (0 means untagged to JVMTI). */
+ * Tags are never 0 (0 means untagged to JVMTI).
+ *
+ * Site fields from TAG_SITE_ADDRESS_MIN up to (not including) TAG_SITE_CLASS are never tags:
+ * a heap dump names objects it did not tag by their address with bit 63 set (heap_walk.h),
+ * and those ids land there. heap=sites site indexes stay below TAG_SITE_ADDRESS_MIN. */
 #ifndef HPROF_TAGS_H
 #define HPROF_TAGS_H
 
@@ -13,6 +17,10 @@
 #define TAG_SERIAL_BITS 40
 #define TAG_SERIAL_MASK ((1ull << TAG_SERIAL_BITS) - 1)
 #define TAG_SITE_CLASS 0xFFFFFFull
+#define TAG_SITE_ADDRESS_MIN 0x800000ull
+
+/* The id of an untagged object at a (user-space) address, disjoint from every tag. */
+static inline uint64_t tag_address_id(uint64_t address) { return address | (1ull << 63); }
 
 static inline uint64_t tag_make(uint64_t site, uint64_t serial)
 {

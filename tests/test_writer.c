@@ -1237,7 +1237,7 @@ END_TEST
 
 START_TEST(test_bin_array_cap)
 {
-    const uint64_t max_rec = 0xFFFFFFFFull - 9;
+    const uint64_t max_rec = 0xFFFFFFFFull; /* HotSpot: max_juint - header size */
     /* Fits: unchanged. */
     ck_assert_uint_eq(hprof_array_max_elems(1000, 8, HPROF_OBJ_ARRAY_HEADER_SIZE), 1000);
     ck_assert_uint_eq(hprof_array_max_elems(0x7fffffffu, 1, HPROF_PRIM_ARRAY_HEADER_SIZE),
@@ -1247,10 +1247,10 @@ START_TEST(test_bin_array_cap)
         unsigned esz, hdr;
         uint32_t expect;
     } cases[] = {
-        {8, HPROF_OBJ_ARRAY_HEADER_SIZE, 536870907u},
-        {4, HPROF_PRIM_ARRAY_HEADER_SIZE, 1073741817u},
-        {8, HPROF_PRIM_ARRAY_HEADER_SIZE, 536870908u},
-        {2, HPROF_PRIM_ARRAY_HEADER_SIZE, 2147483634u}, /* even char[] at the Java maximum */
+        {8, HPROF_OBJ_ARRAY_HEADER_SIZE, 536870908u},
+        {4, HPROF_PRIM_ARRAY_HEADER_SIZE, 1073741819u},
+        {8, HPROF_PRIM_ARRAY_HEADER_SIZE, 536870909u},
+        {2, HPROF_PRIM_ARRAY_HEADER_SIZE, 2147483638u}, /* even char[] at the Java maximum */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint32_t n = hprof_array_max_elems(0x7fffffffu, cases[i].esz, cases[i].hdr);
@@ -1259,7 +1259,7 @@ START_TEST(test_bin_array_cap)
         ck_assert_uint_gt(cases[i].hdr + (uint64_t)(n + 1) * cases[i].esz, max_rec);
     }
     ck_assert_uint_eq(hprof_array_max_elems(UINT32_MAX, 2, HPROF_PRIM_ARRAY_HEADER_SIZE),
-                      2147483634u);
+                      2147483638u);
     ck_assert_uint_eq(HPROF_OBJ_ARRAY_HEADER_SIZE, 1 + 8 + 4 + 4 + 8);
     ck_assert_uint_eq(HPROF_PRIM_ARRAY_HEADER_SIZE, 1 + 8 + 4 + 4 + 1);
 }

@@ -433,6 +433,7 @@ static void ascii_close(struct hprof_writer *w)
 
 static const struct hprof_writer_ops ascii_ops = {
     .name = "ascii",
+    .dump_totals_first = true,
     .begin = ascii_begin,
     .string = ascii_string,
     .load_class = ascii_load_class,

@@ -391,7 +391,9 @@ static void bin_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_
 
 uint32_t hprof_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size)
 {
-    const uint64_t max_record = (uint64_t)UINT32_MAX - HPROF_RECORD_HEADER_SIZE;
+    /* A record's u4 length counts its body only: a sub-record that is a segment of its own
+     * may fill all of it, as in HotSpot's dumper (max_juint - header size). */
+    const uint64_t max_record = (uint64_t)UINT32_MAX;
     if (elem_size == 0)
         return nelems;
     if (header_size >= max_record)
@@ -657,32 +659,74 @@ static void bin_class_dump(struct hprof_writer *w, const struct hprof_class_dump
     sub_close(b);
 }
 
+/* Value bytes of a basic type, inlined for the per-field loops of INSTANCE DUMP. */
+static inline unsigned value_size(enum hprof_basic_type t)
+{
+    switch (t) {
+    case HPROF_TYPE_BOOLEAN:
+    case HPROF_TYPE_BYTE:
+        return 1;
+    case HPROF_TYPE_CHAR:
+    case HPROF_TYPE_SHORT:
+        return 2;
+    case HPROF_TYPE_FLOAT:
+    case HPROF_TYPE_INT:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+static inline uint8_t *put_value(uint8_t *p, enum hprof_basic_type t, const union hprof_value *v)
+{
+    switch (t) {
+    case HPROF_TYPE_BOOLEAN:
+        return put_u1(p, v->z);
+    case HPROF_TYPE_BYTE:
+        return put_u1(p, (uint8_t)v->b);
+    case HPROF_TYPE_CHAR:
+        return put_u2(p, v->c);
+    case HPROF_TYPE_SHORT:
+        return put_u2(p, (uint16_t)v->s);
+    case HPROF_TYPE_FLOAT:
+        return put_u4(p, float_bits(v->f));
+    case HPROF_TYPE_INT:
+        return put_u4(p, (uint32_t)v->i);
+    case HPROF_TYPE_DOUBLE:
+        return put_u8(p, double_bits(v->d));
+    default: /* OBJECT, LONG */
+        return put_u8(p, (uint64_t)v->j);
+    }
+}
+
 static void bin_instance_dump(struct hprof_writer *w, const struct hprof_instance_dump *o)
 {
     struct binary_writer *b = bw(w);
     uint64_t nbytes = 0;
     for (size_t i = 0; i < o->nvalues; i++)
-        nbytes += hprof_type_size(o->fields[i].type);
+        nbytes += value_size(o->fields[i].type);
     if (nbytes > UINT32_MAX - HPROF_RECORD_HEADER_SIZE - 25)
         return; /* impossible for a Java object (at most 65535 fields per class) */
     if (!sub_open(b, 25 + nbytes))
         return;
     if (!b->streaming) {
-        /* The common case: straight into the buffer. */
+        /* The common case: straight into the buffer, which has room for all of it. */
         uint8_t *p = b->seg + b->seg_len;
         p = put_u1(p, HPROF_SUB_INSTANCE_DUMP);
         p = put_u8(p, o->object_id);
         p = put_u4(p, o->trace_serial);
         p = put_u8(p, o->class_id);
-        put_u4(p, (uint32_t)nbytes);
-        b->seg_len += 25;
-    } else {
-        s_u1(b, HPROF_SUB_INSTANCE_DUMP);
-        s_u8(b, o->object_id);
-        s_u4(b, o->trace_serial);
-        s_u8(b, o->class_id);
-        s_u4(b, (uint32_t)nbytes);
+        p = put_u4(p, (uint32_t)nbytes);
+        for (size_t i = 0; i < o->nvalues; i++)
+            p = put_value(p, o->fields[i].type, &o->values[i]);
+        b->seg_len = (size_t)(p - b->seg);
+        return;
     }
+    s_u1(b, HPROF_SUB_INSTANCE_DUMP);
+    s_u8(b, o->object_id);
+    s_u4(b, o->trace_serial);
+    s_u8(b, o->class_id);
+    s_u4(b, (uint32_t)nbytes);
     for (size_t i = 0; i < o->nvalues; i++)
         s_value(b, o->fields[i].type, &o->values[i]);
     sub_close(b);
@@ -764,6 +808,7 @@ static void bin_close(struct hprof_writer *w)
 
 static const struct hprof_writer_ops binary_ops = {
     .name = "binary",
+    .dump_totals_first = false,
     .begin = bin_begin,
     .string = bin_string,
     .load_class = bin_load_class,

@@ -36,6 +36,17 @@ void sink_u4(struct hprof_sink *s, uint32_t v); /* big-endian */
 void sink_u8(struct hprof_sink *s, uint64_t v); /* big-endian */
 void sink_printf(struct hprof_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Compresses (gzip) and writes in nthreads background threads from now on, so the caller
+ * only fills buffers; 0 waits until everything handed over is written and stops them (the
+ * default: the caller's thread does it all). The bytes written are the same either way.
+ * Ignored for memory sinks; if threads cannot be started the sink stays as it is. */
+#define SINK_MAX_THREADS 16
+void sink_set_threads(struct hprof_sink *s, unsigned nthreads);
+
+/* gzip members are compressed with libdeflate when the system has libdeflate.so.0 (faster
+ * and smaller than zlib at the same level), else with zlib. For tests: false forces zlib. */
+void sink_use_libdeflate(bool use);
+
 /* Pushes buffered bytes to the descriptor (for gzip: ends the current member first, so a
  * reader sees everything written so far). */
 void sink_flush(struct hprof_sink *s);

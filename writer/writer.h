@@ -73,9 +73,9 @@ enum hprof_tag {
 #define HPROF_PRIM_ARRAY_HEADER_SIZE 18u
 
 /* The element count an array sub-record is written with: nelems, or, when header_size +
- * nelems * elem_size would not fit a record length (UINT32_MAX minus a record header), the
- * largest count that does. The binary writer truncates such arrays (as HotSpot's dumper
- * does) and says so once on stderr. */
+ * nelems * elem_size would not fit a record length (UINT32_MAX: the body of a segment of its
+ * own), the largest count that does, as HotSpot's dumper computes it. The binary writer
+ * truncates such arrays and says so once on stderr. */
 uint32_t hprof_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size);
 
 /* Size in bytes of a value of this type in the binary format (object = id size, 8). */
@@ -298,6 +298,10 @@ struct hprof_writer;
 
 struct hprof_writer_ops {
     const char *name; /* "ascii", "binary" */
+    /* true: heap_dump_begin must carry the dump's true totals (ascii prints them first), so
+     * a caller that learns them only while walking must hold the records back. false: the
+     * totals are not written and records may be streamed as they come. */
+    bool dump_totals_first;
     /* Header, time-stamped with the writer's clock. */
     void (*begin)(struct hprof_writer *w);
     void (*string)(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len);
