@@ -656,7 +656,7 @@ def dump_tables(w, results, problems):
         extra_pct = extra * 1024 / used * 100 if extra is not None and used else None
         status = problems.get(kind, "ok")
         rows.append([labels[kind], fmt(m(kind, "build"), ".1f"),
-                     "" if kind == "none" else fmt(ratio(m(kind, "build"), base_build), ".2f") + ("x" if runs else ""),
+                     "" if not kind.startswith("hprof") else fmt(ratio(m(kind, "build"), base_build), ".2f") + ("x" if runs else ""),
                      fmt(dump), fmt(vs, ".2f") + ("x" if vs is not None else ""), fmt(m(kind, "command")),
                      fmt(m(kind, "dump_cpu")), human_bytes(m(kind, "file")) if kind != "none" else "",
                      (f"{extra / 1024:.0f} ({extra_pct:.0f}%)" if extra is not None else "—") if kind != "none" else "",
