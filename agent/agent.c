@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_sites.h"
 #include "class_table.h"
 #include "cpu_samples.h"
 #include "dump.h"
@@ -26,9 +27,9 @@
 static const struct hprof_profile *const all_profiles[] = {
     &listener_profile,
     &heap_dump_profile,
+    &sites_profile,
     &cpu_samples_profile,
     &monitor_profile,
-    NULL, /* keeps the array non-empty; skipped */
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];
@@ -36,8 +37,8 @@ static size_t nenabled;
 static struct hprof_options options;
 static bool started_live; /* attached: VM init already happened */
 
-#define FOR_EACH_PROFILE(p)                                                                    \
-    for (size_t i_ = 0; i_ < nenabled; i_++)                                                   \
+#define FOR_EACH_PROFILE(p)                                                                        \
+    for (size_t i_ = 0; i_ < nenabled; i_++)                                                       \
         for (const struct hprof_profile *p = enabled_profiles[i_]; p; p = NULL)
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -96,8 +97,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 
 static int init_tables(void)
 {
-    if (strings_init() || classes_init() || frames_init(options.lineno) || traces_init(options.depth) ||
-        threads_init()) {
+    if (strings_init() || classes_init() || frames_init(options.lineno) ||
+        traces_init(options.depth) || threads_init()) {
         log_error("out of memory at start-up");
         return -1;
     }
@@ -134,16 +135,16 @@ static int setup_jvmti(jvmtiEnv *jvmti, bool live)
         return -1;
 
     static const jvmtiEvent core_events[] = {
-        JVMTI_EVENT_VM_INIT,       JVMTI_EVENT_VM_DEATH,      JVMTI_EVENT_THREAD_START,
-        JVMTI_EVENT_THREAD_END,    JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
+        JVMTI_EVENT_VM_INIT,    JVMTI_EVENT_VM_DEATH,      JVMTI_EVENT_THREAD_START,
+        JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
     };
     for (size_t i = 0; i < sizeof core_events / sizeof *core_events; i++) {
         if (live && core_events[i] == JVMTI_EVENT_VM_INIT)
             continue;
-        if (jvmti_failed(jvmti,
-                         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, core_events[i],
-                                                            NULL),
-                         "SetEventNotificationMode"))
+        if (jvmti_failed(
+                jvmti,
+                (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, core_events[i], NULL),
+                "SetEventNotificationMode"))
             return -1;
     }
     FOR_EACH_PROFILE(p)

@@ -26,10 +26,20 @@ static inline uint64_t tag_make(uint64_t site, uint64_t serial)
 {
     return (site << TAG_SERIAL_BITS) | (serial & TAG_SERIAL_MASK);
 }
-static inline uint64_t tag_site(uint64_t tag) { return tag >> TAG_SERIAL_BITS; }
-static inline uint64_t tag_serial(uint64_t tag) { return tag & TAG_SERIAL_MASK; }
+static inline uint64_t tag_site(uint64_t tag)
+{
+    return tag >> TAG_SERIAL_BITS;
+}
+static inline uint64_t tag_serial(uint64_t tag)
+{
+    return tag & TAG_SERIAL_MASK;
+}
 
 /* A fresh serial for an object tag with site field 0 or a heap=sites site (never 0). */
 uint64_t tags_next_serial(void);
+
+/* n fresh consecutive serials (n >= 1); returns the first. A thread that tags many objects
+ * takes a block at a time instead of touching the shared counter for each one. */
+uint64_t tags_reserve_serials(uint64_t n);
 
 #endif

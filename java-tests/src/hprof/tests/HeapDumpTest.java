@@ -511,7 +511,12 @@ class HeapDumpTest {
             assertTrue(process.waitFor(120, TimeUnit.SECONDS), "did not exit");
             String e = Files.readString(err);
             assertEquals(0, process.exitValue(), e);
-            assertFalse(e.contains("HPROF ERROR") || e.contains("HPROF WARNING"), e);
+            // A dump taken while the program runs may meet classes loaded after its class list
+            // was taken (documented in doc/heap-dump.md); the graph itself is checked exactly.
+            String unexpected = e.lines().filter(l -> l.startsWith("HPROF ERROR")
+                    || (l.startsWith("HPROF WARNING") && !l.contains("classes loaded during the dump")))
+                    .collect(java.util.stream.Collectors.joining("\n"));
+            assertTrue(unexpected.isEmpty(), e);
             assertTrue(Files.readString(out).contains("graph done"));
         }
 

@@ -1,0 +1,1063 @@
+/* heap=sites (doc/heap-sites.md).
+ *
+ * Allocations: SampledObjectAlloc with SetHeapSamplingInterval(0) (exact mode) or
+ * sites_interval (sampled mode), set in Agent_OnLoad, plus VMObjectAlloc in exact mode for the
+ * few VM-internal allocations the sampler skips or whose tag the VM wipes. Each allocation
+ * costs one GetStackTrace of `depth` frames; a per-thread cache maps those frames to a trace
+ * serial and, with the class, to a site id, without locks; counters are atomics in the site
+ * table.
+ *
+ * Live counts, exact mode: a heap walk (IterateThroughHeap) at each dump counts the objects
+ * still in the heap per site, so they are exact at that moment with no ObjectFree events to
+ * settle. The walk needs each object's site: objects carry it in their tag, except one site per
+ * class (its "default site") whose objects stay untagged, because SetTag is the most expensive
+ * part of an allocation event after the stack walk. That is only sound for classes whose objects
+ * are never allocated behind the sampler's back: VM fillers (int[], Object), interned strings,
+ * method-handle internals and the thread objects of attaching threads are all of classes of the
+ * boot loader, so only classes of other loaders get a default site (not Thread subclasses,
+ * whose objects other modules tag). A class's default starts as the first site seen and moves
+ * to a site that allocates far more; a background thread makes the move with one heap walk that
+ * first gives the old default's untagged objects explicit tags. Objects that were in the heap
+ * before tracking started (start-up, tracking turned off) are tagged "untracked" by a heap walk
+ * so they are not taken for default-site objects.
+ *
+ * Live counts, sampled mode: every sampled object is tagged and ObjectFree takes its weight off
+ * its site; pending ObjectFree events are flushed before each dump. */
+#include "alloc_sites.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "class_table.h"
+#include "jvmti_util.h"
+#include "log.h"
+#include "output.h"
+#include "sample_table.h"
+#include "site_table.h"
+#include "tags.h"
+#include "thread_table.h"
+#include "trace_cache.h"
+#include "trace_table.h"
+
+_Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct raw_frame), "frame layout");
+
+/* The last few objects this thread's sampler reported (exact mode), for VMObjectAlloc: on
+ * JDK 21+ the tag map is keyed by identity hash, and JVM_Clone resets the header of the clone
+ * after the sampler reported it, so the tag set then is lost; the VMObjectAlloc event that
+ * follows finds the object untagged, and these say it was counted and where. */
+struct recent_alloc {
+    uint32_t cls, site;
+    uint64_t size;
+    bool tagged; /* false: a default-site object, untagged on purpose */
+};
+
+#define RECENT_ALLOCS 4
+
+/* Per thread: the stack buffer, the cache in front of the shared tables, a block of tag
+ * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
+ * first allocation and freed at its ThreadEnd. */
+struct site_thread {
+    struct trace_cache *cache;
+    jvmtiFrameInfo *frames;
+    int frames_cap;
+    uint64_t serial_next, serial_end;
+    struct recent_alloc recent[RECENT_ALLOCS];
+    unsigned recent_next;
+    uint32_t lookups, misses; /* of the stack cache, since it last grew */
+};
+
+#define SERIAL_BLOCK 1024
+#define CACHE_SLOTS_FIRST 256u
+/* A cache that misses more than one lookup in CACHE_MISS_RATIO of CACHE_WINDOW grows 4x. */
+#define CACHE_WINDOW 65536u
+#define CACHE_MISS_RATIO 8u
+
+static _Thread_local struct site_thread *current_thread;
+
+/* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
+ * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
+#define MOVE_FACTOR 2
+#define MOVE_MIN 10000
+#define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
+#define MOVES_MAX 3           /* per class: each costs a (class-filtered) heap walk */
+#define MOVE_QUEUE 512
+#define MOVE_BATCH_DELAY_MS 100
+#define WALK_GUARD_NS (2 * 1000000000ull)
+
+static struct {
+    bool sampled;      /* sites_interval > 0 */
+    uint64_t interval; /* bytes per sample; 0 = exact */
+    bool lineno, per_thread;
+    bool defaults; /* exact mode started at OnLoad: default sites stay untagged */
+    bool attached; /* started by Agent_OnAttach */
+    _Atomic(bool) tracking;
+    /* While set, every tracked object is tagged, default site or not: the heap walks that
+     * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
+    _Atomic(bool) tag_all;
+    /* Bumped before a default site starts moving and again after its heap walk: an
+     * allocation callback that saw it change tags its object, since the walk may have seen
+     * that object untagged. */
+    _Atomic(uint64_t) epoch;
+    /* Until this time (CLOCK_MONOTONIC ns; 0 = none) after a heap walk that tags untagged
+     * objects of every default-site class (tracking turned back on), an allocation left
+     * untagged is checked with GetTag: its callback may have begun (its thread descheduled
+     * right after the allocation) only after the walk had tagged the object. Moves of one
+     * class's default guard that class (site_class.guard_until). */
+    _Atomic(uint64_t) guard_until;
+    pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
+    jclass thread_class;          /* global reference to java.lang.Thread */
+} S = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The worker that moves default sites. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint32_t queue[MOVE_QUEUE]; /* class serials */
+    int n;
+    bool running, stopping;
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+/* Counters for tuning, printed at VM death when HPROF_SITES_STATS is set in the environment
+ * (doc/heap-sites.md); off, they cost one predictable branch. */
+enum {
+    STAT_ALLOCS,
+    STAT_TAGGED,
+    STAT_STACK_MISSES,
+    STAT_CLASS_MISSES,
+    STAT_VM_ALLOCS,
+    STAT_MOVES,
+    STAT_MOVE_WALKS,
+    STAT_N
+};
+static _Atomic(uint64_t) stats[STAT_N];
+static bool stats_on;
+#define STAT(i)                                                                                    \
+    do {                                                                                           \
+        if (stats_on)                                                                              \
+            atomic_fetch_add_explicit(&stats[i], 1, memory_order_relaxed);                         \
+    } while (0)
+
+/* ---- per-thread state ------------------------------------------------------------------ */
+
+static struct site_thread *site_thread_get(void)
+{
+    struct site_thread *t = current_thread;
+    if (t)
+        return t;
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->cache = trace_cache_new((unsigned)traces_depth(), CACHE_SLOTS_FIRST);
+    if (!t->cache) {
+        free(t);
+        return NULL;
+    }
+    current_thread = t;
+    return t;
+}
+
+static void delete_weak(void *ref, void *jni)
+{
+    (*(JNIEnv *)jni)->DeleteWeakGlobalRef((JNIEnv *)jni, ref);
+}
+
+static void site_thread_free(JNIEnv *jni)
+{
+    struct site_thread *t = current_thread;
+    current_thread = NULL;
+    if (t) {
+        if (jni)
+            trace_cache_each_ref(t->cache, delete_weak, jni);
+        trace_cache_free(t->cache);
+        free(t->frames);
+        free(t);
+    }
+}
+
+/* Counts a stack lookup; replaces a cache that misses too often with a 4x larger one. */
+static void cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
+{
+    t->misses += !hit;
+    if (++t->lookups < CACHE_WINDOW)
+        return;
+    unsigned slots = trace_cache_slots(t->cache);
+    if (t->misses > CACHE_WINDOW / CACHE_MISS_RATIO && slots < TRACE_CACHE_MAX_SLOTS) {
+        struct trace_cache *bigger = trace_cache_new((unsigned)traces_depth(), slots * 4);
+        if (bigger) {
+            trace_cache_each_ref(t->cache, delete_weak, jni);
+            trace_cache_free(t->cache);
+            t->cache = bigger;
+        }
+    }
+    t->lookups = t->misses = 0;
+}
+
+static uint64_t next_serial(struct site_thread *t)
+{
+    if (t->serial_next == t->serial_end) {
+        t->serial_next = tags_reserve_serials(SERIAL_BLOCK);
+        t->serial_end = t->serial_next + SERIAL_BLOCK;
+    }
+    return t->serial_next++;
+}
+
+/* ---- classes --------------------------------------------------------------------------- */
+
+static uint32_t class_serial(jvmtiEnv *jvmti, jclass klass)
+{
+    jlong tag = 0;
+    if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
+        tag_site((uint64_t)tag) == TAG_SITE_CLASS)
+        return (uint32_t)tag_serial((uint64_t)tag);
+    return classes_serial_of(jvmti, klass);
+}
+
+static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial)
+{
+    const struct class_info *c = classes_get(serial);
+    if (c && c->signature && strcmp(c->signature, "Ljava/lang/Class;") == 0)
+        return SITE_CLASS_IGNORED;
+    if (!S.defaults || !jni || !S.thread_class)
+        return SITE_CLASS_TAGGED;
+    jobject loader = NULL;
+    if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE || !loader)
+        return SITE_CLASS_TAGGED; /* the boot loader's: the VM allocates some behind our back */
+    (*jni)->DeleteLocalRef(jni, loader);
+    /* Thread objects get tags from the thread table when they start. */
+    if ((*jni)->IsAssignableFrom(jni, klass, S.thread_class))
+        return SITE_CLASS_TAGGED;
+    return SITE_CLASS_DEFAULT;
+}
+
+static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial,
+                                      uint8_t *kind)
+{
+    struct site_class *k = sites_class(serial);
+    if (!k)
+        return NULL;
+    uint8_t v = atomic_load_explicit(&k->kind, memory_order_acquire);
+    if (v == SITE_CLASS_UNKNOWN) {
+        uint8_t expected = SITE_CLASS_UNKNOWN;
+        v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
+        if (v == SITE_CLASS_DEFAULT) {
+            /* For the worker's heap walks over this class only. */
+            void *none = NULL, *ref = (*jni)->NewWeakGlobalRef(jni, klass);
+            if (ref && !atomic_compare_exchange_strong(&k->class_ref, &none, ref))
+                (*jni)->DeleteWeakGlobalRef(jni, ref);
+        }
+        if (!atomic_compare_exchange_strong_explicit(&k->kind, &expected, v, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            v = expected;
+    }
+    *kind = v;
+    return k;
+}
+
+/* ---- the allocation path --------------------------------------------------------------- */
+
+/* What one allocation resolved to. */
+struct alloc_site {
+    uint32_t cls, site;
+    struct site_class *k;
+    uint8_t kind;
+};
+
+/* The current thread's stack, as a cache entry (or, for a stack too deep to cache, just its
+ * trace serial in *trace). NULL with *trace 0 when memory ran out. */
+static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                               struct site_thread *t, uint32_t *trace)
+{
+    *trace = 0;
+    int depth = traces_depth();
+    jint n = 0;
+    if (depth > 0) {
+        if (t->frames_cap < depth) {
+            jvmtiFrameInfo *f = realloc(t->frames, sizeof *f * (size_t)depth);
+            if (!f)
+                return NULL;
+            t->frames = f;
+            t->frames_cap = depth;
+        }
+        if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->frames, &n) != JVMTI_ERROR_NONE)
+            n = 0;
+    }
+    if (!S.lineno) /* frames of one method are one frame: make their traces one trace too */
+        for (jint i = 0; i < n; i++)
+            t->frames[i].location = 0;
+    uint32_t thread_serial = 0;
+    if (S.per_thread) {
+        struct thread_info *ti = threads_of(jvmti, jni, thread);
+        thread_serial = ti ? ti->serial : 0;
+    }
+    const struct raw_frame *raw = (const struct raw_frame *)t->frames;
+    uint64_t hash = trace_cache_hash(raw, (unsigned)n, thread_serial);
+    struct trace_cache_entry *e = trace_cache_find(t->cache, hash, raw, (unsigned)n, thread_serial);
+    cache_lookup_done(jni, t, e != NULL);
+    if (!e) {
+        STAT(STAT_STACK_MISSES);
+        *trace = traces_intern(jvmti, t->frames, n, thread_serial);
+        e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, *trace);
+    }
+    if (e)
+        *trace = e->trace_serial;
+    return e;
+}
+
+/* The class and site of an allocation of klass by the current thread. The stack comes first:
+ * its cache entry remembers the last class allocated under it as a weak reference, so the
+ * usual case compares two references (IsSameObject) instead of reading the class's tag,
+ * which goes through the VM's tag map and its lock. */
+static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass,
+                    struct site_thread *t, struct alloc_site *a)
+{
+    uint32_t trace = 0;
+    struct trace_cache_entry *e = current_stack(jvmti, jni, thread, t, &trace);
+    if (!trace)
+        return false;
+    if (e && e->site && e->class_ref && (*jni)->IsSameObject(jni, klass, e->class_ref)) {
+        a->cls = e->class_serial;
+        a->site = e->site;
+    } else {
+        STAT(STAT_CLASS_MISSES);
+        a->cls = class_serial(jvmti, klass);
+        a->site = a->cls ? sites_intern(a->cls, trace) : 0;
+        if (!a->site)
+            return false;
+        if (e) {
+            if (e->class_ref)
+                (*jni)->DeleteWeakGlobalRef(jni, e->class_ref);
+            e->class_ref = (*jni)->NewWeakGlobalRef(jni, klass);
+            e->class_serial = a->cls;
+            e->site = a->site;
+        }
+    }
+    a->k = class_state(jvmti, jni, klass, a->cls, &a->kind);
+    return a->k != NULL;
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether a guard (see S.guard_until) is on, clearing it once it has expired. */
+static bool guarded(_Atomic(uint64_t) *until)
+{
+    uint64_t g = atomic_load_explicit(until, memory_order_relaxed);
+    if (g == 0)
+        return false;
+    if (monotonic_ns() < g)
+        return true;
+    atomic_compare_exchange_strong(until, &g, 0);
+    return false;
+}
+
+enum tag_need { TAG_NO, TAG_YES, TAG_IF_TAGGED };
+
+/* Exact mode: whether this object must carry its site in its tag. epoch: S.epoch when the
+ * callback began. */
+static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
+{
+    if (a->kind != SITE_CLASS_DEFAULT)
+        return TAG_YES;
+    uint32_t d = atomic_load_explicit(&a->k->default_site, memory_order_acquire);
+    if (d == 0 && atomic_compare_exchange_strong_explicit(
+                      &a->k->default_site, &d, a->site, memory_order_acq_rel, memory_order_acquire))
+        d = a->site;
+    if (d != a->site || atomic_load(&S.tag_all) || atomic_load(&S.epoch) != epoch)
+        return TAG_YES;
+    return guarded(&a->k->guard_until) || guarded(&S.guard_until) ? TAG_IF_TAGGED : TAG_NO;
+}
+
+/* Exact mode, an allocation at a site that is not its class's default: asks for the default to
+ * move here once this site allocates far more. */
+static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
+{
+    if ((allocated & MOVE_CHECK_MASK) != 0 || a->kind != SITE_CLASS_DEFAULT)
+        return;
+    struct site *d = sites_get(atomic_load_explicit(&a->k->default_site, memory_order_relaxed));
+    if (!d || d == sites_get(a->site))
+        return;
+    uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
+    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || a->k->moves >= MOVES_MAX)
+        return;
+    uint8_t idle = 0;
+    if (!atomic_compare_exchange_strong(&a->k->move_pending, &idle, 1))
+        return;
+    atomic_store(&a->k->next_default, a->site);
+    pthread_mutex_lock(&W.lock);
+    if (W.running && !W.stopping && W.n < MOVE_QUEUE) {
+        W.queue[W.n++] = a->cls;
+        pthread_cond_signal(&W.cond);
+    } else {
+        atomic_store(&a->k->move_pending, 0);
+    }
+    pthread_mutex_unlock(&W.lock);
+}
+
+static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+                   jlong size)
+{
+    uint64_t epoch = atomic_load(&S.epoch);
+    struct site_thread *t = site_thread_get();
+    struct alloc_site a;
+    if (!t || !resolve(jvmti, jni, thread, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
+        return;
+    struct site *s = sites_get(a.site);
+    if (!s)
+        return;
+    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
+    if (!S.sampled) {
+        uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
+        atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
+        enum tag_need need = needs_tag(&a, epoch);
+        jlong tag = 0;
+        if (need == TAG_IF_TAGGED &&
+            ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
+            need = TAG_YES;
+        bool tagged = need == TAG_YES;
+        if (tagged) {
+            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
+            maybe_move_default(&a, n);
+        }
+        t->recent[t->recent_next++ % RECENT_ALLOCS] =
+            (struct recent_alloc){a.cls, a.site, bytes, tagged};
+        STAT(STAT_ALLOCS);
+        if (tagged)
+            STAT(STAT_TAGGED);
+        return;
+    }
+    uint64_t w = sites_sample_weight(bytes, S.interval);
+    atomic_fetch_add_explicit(&s->alloc_objs, w, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->alloc_bytes, w * bytes, memory_order_relaxed);
+    uint64_t tag = tag_make(a.site, next_serial(t));
+    /* Recorded before tagging: the object cannot die before this callback returns. */
+    if (!samples_put(tag, bytes))
+        return;
+    if ((*jvmti)->SetTag(jvmti, object, (jlong)tag) != JVMTI_ERROR_NONE) {
+        uint64_t ignored;
+        samples_take(tag, &ignored);
+        return;
+    }
+    atomic_fetch_add_explicit(&s->live_objs, w, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->live_bytes, w * bytes, memory_order_relaxed);
+}
+
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                     jclass klass, jlong size)
+{
+    if (atomic_load_explicit(&S.tracking, memory_order_relaxed))
+        record(jvmti, jni, thread, object, klass, size);
+}
+
+/* Objects the VM allocates for JNI, reflection, cloning and method handles (exact mode). The
+ * sampler reported nearly all of them already; an untagged one here is either one whose tag
+ * JVM_Clone wiped (see struct recent_alloc: it gets a fresh tag naming the same site) or,
+ * rarely, one the sampler skipped: counted now. Classes with a default site are left to the
+ * sampler, which sees all their allocations. */
+static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                       jclass klass, jlong size)
+{
+    if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
+        return;
+    jlong tag = 0;
+    if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
+        return;
+    uint32_t cls = class_serial(jvmti, klass);
+    uint8_t kind = 0;
+    struct site_thread *t = site_thread_get();
+    if (!cls || !t || !class_state(jvmti, jni, klass, cls, &kind) || kind == SITE_CLASS_IGNORED)
+        return;
+    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
+    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
+        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
+        if (r->cls == cls && r->size == bytes) {
+            if (r->tagged)
+                (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(r->site, next_serial(t)));
+            r->cls = 0; /* matches one object only */
+            return;
+        }
+    }
+    if (kind == SITE_CLASS_TAGGED) {
+        STAT(STAT_VM_ALLOCS);
+        record(jvmti, jni, thread, object, klass, size);
+    }
+}
+
+/* Sampled mode. No JVMTI calls here (none are allowed). */
+static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    uint64_t t = (uint64_t)tag, site = tag_site(t), size = 0;
+    if (site == TAG_SITE_CLASS) {
+        classes_mark_unloaded((uint32_t)tag_serial(t));
+        return;
+    }
+    if (site < SITE_ID_FIRST || !samples_take(t, &size))
+        return;
+    struct site *s = sites_get((uint32_t)site);
+    if (!s)
+        return;
+    uint64_t w = sites_sample_weight(size, S.interval);
+    atomic_fetch_sub_explicit(&s->live_objs, w, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->live_bytes, w * size, memory_order_relaxed);
+}
+
+/* ---- heap walks (exact mode with default sites) ---------------------------------------- */
+
+/* The state of a heap object's class if it has a default site, else NULL. */
+static struct site_class *default_class(jlong class_tag)
+{
+    if (tag_site((uint64_t)class_tag) != TAG_SITE_CLASS)
+        return NULL;
+    struct site_class *k = sites_class_peek((uint32_t)tag_serial((uint64_t)class_tag));
+    if (!k)
+        return NULL;
+    uint8_t kind = atomic_load_explicit(&k->kind, memory_order_relaxed);
+    return kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING ? k : NULL;
+}
+
+/* Objects with no site yet are ones never seen allocated. */
+static jint JNICALL mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                   void *user_data)
+{
+    (void)size;
+    (void)length;
+    (void)user_data;
+    if (*tag_ptr == 0 && default_class(class_tag))
+        *tag_ptr = (jlong)tag_make(SITE_ID_UNTRACKED, tags_next_serial());
+    return 0;
+}
+
+/* Untagged objects of default-site classes get their class's current default site as an
+ * explicit tag: every class's (user_data NULL), or, in a walk filtered to one class, that
+ * class's (user_data its struct site_class). */
+static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                 void *user_data)
+{
+    (void)size;
+    (void)length;
+    if (*tag_ptr != 0)
+        return 0;
+    struct site_class *k = user_data ? user_data : default_class(class_tag);
+    uint32_t d = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+    if (d)
+        *tag_ptr = (jlong)tag_make(d, tags_next_serial());
+    return 0;
+}
+
+static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
+                         void *user_data)
+{
+    jvmtiHeapCallbacks callbacks;
+    memset(&callbacks, 0, sizeof callbacks);
+    callbacks.heap_iteration_callback = cb;
+    jvmti_failed(jvmti,
+                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass,
+                                              &callbacks, user_data),
+                 "IterateThroughHeap");
+}
+
+static void walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
+{
+    walk_heap_of(jvmti, NULL, cb, user_data);
+}
+
+/* Classifies every loaded class, so the walk knows which have default sites. */
+static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        uint32_t serial = classes_serial_of(jvmti, classes[i]);
+        uint8_t kind;
+        if (serial)
+            class_state(jvmti, jni, classes[i], serial, &kind);
+        if (jni)
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    jvmti_free(jvmti, classes);
+}
+
+/* ---- the worker that moves default sites ----------------------------------------------- */
+
+/* Moves the queued classes' defaults: new objects of those classes are tagged from now on
+ * (SWITCHING), a heap walk per class gives its untagged objects the old default as explicit
+ * tags, then the new default takes over. A walk filtered to one class looks up the tags of
+ * that class's objects only (an unfiltered one looks up every object's, which costs far
+ * more where many objects are tagged). */
+static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    uint32_t batch[MOVE_QUEUE];
+    bool switching[MOVE_QUEUE];
+    int n;
+    pthread_mutex_lock(&S.control_lock);
+    pthread_mutex_lock(&W.lock);
+    n = W.stopping ? 0 : W.n;
+    memcpy(batch, W.queue, sizeof *batch * (size_t)n);
+    W.n = 0;
+    pthread_mutex_unlock(&W.lock);
+    if (n > 0) {
+        atomic_fetch_add(&S.epoch, 1);
+        for (int i = 0; i < n; i++) {
+            struct site_class *k = sites_class_peek(batch[i]);
+            uint8_t expected = SITE_CLASS_DEFAULT;
+            switching[i] =
+                atomic_load(&k->class_ref) &&
+                atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING);
+        }
+        for (int i = 0; i < n; i++) {
+            struct site_class *k = sites_class_peek(batch[i]);
+            jclass klass =
+                switching[i] ? (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref)) : NULL;
+            if (klass) { /* NULL: the class was unloaded, its objects are gone */
+                walk_heap_of(jvmti, klass, pin_defaults, k);
+                (*jni)->DeleteLocalRef(jni, klass);
+                STAT(STAT_MOVE_WALKS);
+            }
+            if (switching[i]) {
+                /* A callback whose object the walk may have seen untagged began before this
+                 * bump; it reads the epoch after the new default, sees it changed and tags
+                 * its object. */
+                atomic_fetch_add(&S.epoch, 1);
+                atomic_store(&k->guard_until, monotonic_ns() + WALK_GUARD_NS);
+                atomic_store(&k->default_site, atomic_load(&k->next_default));
+                atomic_store(&k->kind, SITE_CLASS_DEFAULT);
+                k->moves++;
+                STAT(STAT_MOVES);
+            }
+            atomic_store(&k->move_pending, 0);
+        }
+    }
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&W.lock);
+    while (!W.stopping) {
+        if (W.n == 0) {
+            pthread_cond_wait(&W.cond, &W.lock);
+            continue;
+        }
+        pthread_mutex_unlock(&W.lock);
+        /* Let requests gather: one walk moves every class queued meanwhile. */
+        struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
+        nanosleep(&delay, NULL);
+        move_defaults(jvmti, jni);
+        pthread_mutex_lock(&W.lock);
+    }
+    W.running = false;
+    pthread_cond_broadcast(&W.cond);
+    pthread_mutex_unlock(&W.lock);
+}
+
+static void start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = tc ? (*jni)->GetMethodID(jni, tc, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring name = init ? (*jni)->NewStringUTF(jni, "HPROF heap=sites") : NULL;
+    jthread thread = name ? (*jni)->NewObject(jni, tc, init, name) : NULL;
+    if (!thread) {
+        (*jni)->ExceptionClear(jni);
+        log_warning("heap=sites: no worker thread; default sites stay where they start");
+        return;
+    }
+    pthread_mutex_lock(&W.lock);
+    W.running = true;
+    pthread_mutex_unlock(&W.lock);
+    if (jvmti_failed(
+            jvmti, (*jvmti)->RunAgentThread(jvmti, thread, worker, NULL, JVMTI_THREAD_MIN_PRIORITY),
+            "RunAgentThread")) {
+        pthread_mutex_lock(&W.lock);
+        W.running = false;
+        pthread_mutex_unlock(&W.lock);
+    }
+}
+
+static void stop_worker(void)
+{
+    pthread_mutex_lock(&W.lock);
+    W.stopping = true;
+    pthread_cond_broadcast(&W.cond);
+    while (W.running)
+        pthread_cond_wait(&W.cond, &W.lock);
+    pthread_mutex_unlock(&W.lock);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+static bool sites_enabled(const struct hprof_options *opts)
+{
+    return opts->heap_sites;
+}
+
+static void sites_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
+{
+    caps->can_tag_objects = 1;
+    caps->can_generate_sampled_object_alloc_events = 1;
+    if (opts->sites_interval > 0)
+        caps->can_generate_object_free_events = 1;
+    else
+        caps->can_generate_vm_object_alloc_events = 1;
+}
+
+static void sites_set_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->SampledObjectAlloc = on_sampled_alloc;
+    cb->VMObjectAlloc = on_vm_object_alloc;
+    cb->ObjectFree = on_object_free;
+}
+
+static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
+{
+    if (jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
+            "SetEventNotificationMode(SampledObjectAlloc)"))
+        return -1;
+    if (!S.sampled && jvmti_failed(jvmti,
+                                   (*jvmti)->SetEventNotificationMode(
+                                       jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
+                                   "SetEventNotificationMode(VMObjectAlloc)"))
+        return -1;
+    return 0;
+}
+
+static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+{
+    S.sampled = opts->sites_interval > 0;
+    S.interval = opts->sites_interval;
+    S.lineno = opts->lineno;
+    S.per_thread = opts->thread;
+    S.attached = live;
+    const char *st = getenv("HPROF_SITES_STATS");
+    stats_on = st && *st && strcmp(st, "0") != 0;
+    /* Attached to a running VM, the heap may be large: tag every tracked object instead of
+     * walking it to mark what was there before. */
+    S.defaults = !S.sampled && !live;
+    atomic_store(&S.tag_all, S.defaults);
+    if (sites_init() != 0 || (S.sampled && samples_init() != 0)) {
+        log_error("out of memory at start-up");
+        return -1;
+    }
+    jint interval = (jint)(S.sampled ? S.interval : 0);
+    if (jvmti_failed(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
+                     "SetHeapSamplingInterval"))
+        return -1;
+    if (S.sampled && jvmti_failed(jvmti,
+                                  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                                                     JVMTI_EVENT_OBJECT_FREE, NULL),
+                                  "SetEventNotificationMode(ObjectFree)"))
+        return -1;
+    atomic_store(&S.tracking, true);
+    return set_events(jvmti, JVMTI_ENABLE);
+}
+
+static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    pthread_mutex_lock(&S.control_lock);
+    if (S.defaults) {
+        jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+        S.thread_class = tc ? (*jni)->NewGlobalRef(jni, tc) : NULL;
+        if (!S.thread_class) {
+            (*jni)->ExceptionClear(jni);
+            S.defaults = false; /* every object tagged then */
+        }
+    }
+    /* Each thread's current TLAB was handed out before sampling was armed, and the sampler
+     * only looks at allocations past a TLAB's sample end: without this, a thread's first
+     * hundreds of KB (all of a short main()) would go unseen. A collection retires them all.
+     * Sampled mode attached to a running VM skips it (a full GC of a large heap) and may miss
+     * a TLAB's worth of allocations per thread. */
+    if (!S.sampled || !S.attached)
+        jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
+    if (S.defaults) {
+        classify_loaded(jvmti, jni);
+        /* No guard needed: no application code has run, and the threads that have run
+         * allocate classes of the boot loader only. */
+        walk_heap(jvmti, mark_untracked, NULL);
+    }
+    atomic_store(&S.tag_all, false);
+    pthread_mutex_unlock(&S.control_lock);
+    if (S.defaults)
+        start_worker(jvmti, jni);
+}
+
+static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    stop_worker();
+    if (!stats_on)
+        return;
+    unsigned long long in_use = 0;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    in_use = (unsigned long long)mallinfo2().uordblks; /* the whole process's, JVM included */
+#endif
+    fprintf(stderr,
+            "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
+            "class misses %llu, VM-only allocations %llu, default moves %llu in %llu walks, "
+            "sites %u, traces %u, malloc in use %llu KiB\n",
+            (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
+            (unsigned long long)stats[STAT_STACK_MISSES],
+            (unsigned long long)stats[STAT_CLASS_MISSES], (unsigned long long)stats[STAT_VM_ALLOCS],
+            (unsigned long long)stats[STAT_MOVES], (unsigned long long)stats[STAT_MOVE_WALKS],
+            sites_end() - SITE_ID_FIRST, traces_count(), in_use / 1024);
+}
+
+static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)thread;
+    site_thread_free(jni); /* ThreadEnd runs on the ending thread */
+}
+
+/* ---- control --------------------------------------------------------------------------- */
+
+static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
+{
+    pthread_mutex_lock(&S.control_lock);
+    if (atomic_load(&S.tracking) != on) {
+        if (!on) {
+            if (S.defaults) {
+                /* What is untagged now is default-site; give it explicit tags before
+                 * untracked objects start to appear. */
+                atomic_store(&S.tag_all, true);
+                walk_heap(jvmti, pin_defaults, NULL);
+            }
+            atomic_store(&S.tracking, false);
+            set_events(jvmti, JVMTI_DISABLE);
+        } else {
+            set_events(jvmti, JVMTI_ENABLE);
+            atomic_store(&S.tracking, true);
+            /* As at start-up: the sampler skips the rest of every TLAB handed out while it
+             * was off (JDK 17), so retire them all; what they held is marked untracked. */
+            if (!S.sampled)
+                jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti),
+                             "ForceGarbageCollection");
+            if (S.defaults) {
+                classify_loaded(jvmti, jni); /* classes first seen while off */
+                walk_heap(jvmti, mark_untracked, NULL);
+                atomic_store(&S.guard_until, monotonic_ns() + WALK_GUARD_NS);
+                atomic_store(&S.tag_all, false);
+            }
+        }
+    }
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+static void sites_control(const struct control_request *req)
+{
+    if (req->kind == CONTROL_ALLOC_TRACES_ON)
+        set_tracking(req->jvmti, req->jni, true);
+    else if (req->kind == CONTROL_ALLOC_TRACES_OFF)
+        set_tracking(req->jvmti, req->jni, false);
+}
+
+/* ---- dump ------------------------------------------------------------------------------ */
+
+struct live_counts {
+    uint32_t end;
+    uint64_t *objs, *bytes;
+};
+
+static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                               void *user_data)
+{
+    (void)length;
+    struct live_counts *lc = user_data;
+    uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
+    if (tag == 0) {
+        struct site_class *k = S.defaults ? default_class(class_tag) : NULL;
+        site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+    }
+    if (site >= SITE_ID_FIRST && site < lc->end) {
+        lc->objs[site]++;
+        lc->bytes[site] += (uint64_t)size;
+    }
+    return 0;
+}
+
+/* Fills live counts for every site id below lc->end. */
+static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
+{
+    if (!S.sampled) {
+        walk_heap(jvmti, count_live, lc);
+        return;
+    }
+    /* ObjectFree events of objects already collected are posted lazily (JDK 16+): changing
+     * the event's mode makes the VM post the pending ones now, before it returns. */
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+    for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
+        struct site *s = sites_get(id);
+        lc->objs[id] =
+            sites_weight_round(atomic_load_explicit(&s->live_objs, memory_order_relaxed));
+        lc->bytes[id] =
+            sites_weight_round(atomic_load_explicit(&s->live_bytes, memory_order_relaxed));
+    }
+}
+
+struct row_ref {
+    struct hprof_site_row row;
+    uint32_t id;
+};
+
+static bool by_alloc;
+
+static int compare_rows(const void *a, const void *b)
+{
+    const struct hprof_site_row *x = &((const struct row_ref *)a)->row;
+    const struct hprof_site_row *y = &((const struct row_ref *)b)->row;
+    uint64_t kx = by_alloc ? x->alloc_bytes : x->live_bytes;
+    uint64_t ky = by_alloc ? y->alloc_bytes : y->live_bytes;
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    uint64_t ox = by_alloc ? x->live_bytes : x->alloc_bytes;
+    uint64_t oy = by_alloc ? y->live_bytes : y->alloc_bytes;
+    if (ox != oy)
+        return ox > oy ? -1 : 1;
+    if (x->trace_serial != y->trace_serial)
+        return x->trace_serial < y->trace_serial ? -1 : 1;
+    return (x->class_serial > y->class_serial) - (x->class_serial < y->class_serial);
+}
+
+static uint64_t alloc_count(_Atomic(uint64_t) *field)
+{
+    uint64_t v = atomic_load_explicit(field, memory_order_relaxed);
+    return S.sampled ? sites_weight_round(v) : v;
+}
+
+static void sites_dump(const struct dump_request *req)
+{
+    if (!(req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)))
+        return;
+    jvmtiEnv *jvmti = req->jvmti;
+    pthread_mutex_lock(&S.control_lock);
+    if (req->flags & HPROF_SITES_FORCE_GC)
+        (*jvmti)->ForceGarbageCollection(jvmti);
+
+    struct live_counts lc = {sites_end(), NULL, NULL};
+    lc.objs = calloc(lc.end, sizeof *lc.objs);
+    lc.bytes = calloc(lc.end, sizeof *lc.bytes);
+    struct row_ref *rows = calloc(lc.end, sizeof *rows);
+    struct hprof_site_row *view = NULL;
+    if (!lc.objs || !lc.bytes || !rows) {
+        log_error("out of memory writing SITES");
+        goto done;
+    }
+    collect_live(jvmti, &lc);
+
+    struct hprof_sites_report report = {.flags = req->flags, .cutoff = req->cutoff};
+    size_t n = 0;
+    for (uint32_t id = SITE_ID_FIRST; id < lc.end; id++) {
+        struct site *s = sites_get(id);
+        uint64_t alloc_objs = alloc_count(&s->alloc_objs);
+        uint64_t alloc_bytes = alloc_count(&s->alloc_bytes);
+        report.total_alloc_objs += alloc_objs;
+        report.total_alloc_bytes += alloc_bytes;
+        report.total_live_objs += lc.objs[id];
+        report.total_live_bytes += lc.bytes[id];
+        if (alloc_objs == 0 && lc.objs[id] == 0)
+            continue;
+        if ((req->flags & HPROF_SITES_INCREMENTAL) && alloc_objs == s->dumped_alloc_objs &&
+            lc.objs[id] == s->dumped_live_objs)
+            continue;
+        const struct class_info *c = classes_get(s->class_serial);
+        struct row_ref *r = &rows[n++];
+        r->id = id;
+        r->row.class_serial = s->class_serial;
+        r->row.class_name = c ? c->name : NULL;
+        r->row.array_type = c ? c->array_type : 0;
+        r->row.trace_serial = s->trace_serial;
+        r->row.live_bytes = lc.bytes[id];
+        r->row.live_objs = lc.objs[id];
+        r->row.alloc_bytes = alloc_bytes;
+        r->row.alloc_objs = alloc_objs;
+    }
+    by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
+    qsort(rows, n, sizeof *rows, compare_rows);
+    uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
+    size_t keep = 0;
+    while (keep < n) {
+        uint64_t key = by_alloc ? rows[keep].row.alloc_bytes : rows[keep].row.live_bytes;
+        double ratio = total ? (double)key / (double)total : 0.0;
+        if (ratio < (double)req->cutoff)
+            break;
+        keep++;
+    }
+
+    view = calloc(keep ? keep : 1, sizeof *view);
+    struct hprof_writer *w = output_lock();
+    if (w && view) {
+        if (req->sections & DUMP_SITES) {
+            /* Everything a row names goes first: LOAD CLASS, frames, STACK TRACE. */
+            for (size_t i = 0; i < keep; i++) {
+                view[i] = rows[i].row;
+                classes_write_once(w, view[i].class_serial);
+                traces_write_once(w, view[i].trace_serial);
+            }
+            report.nrows = keep;
+            report.rows = view;
+            w->ops->sites(w, &report);
+        }
+        if (req->sections & DUMP_HEAP_SUMMARY) {
+            struct hprof_heap_summary sum = {report.total_live_bytes, report.total_live_objs,
+                                             report.total_alloc_bytes, report.total_alloc_objs};
+            w->ops->heap_summary(w, &sum);
+        }
+    }
+    output_unlock();
+    if (req->sections & DUMP_SITES)
+        for (size_t i = 0; i < n; i++) {
+            struct site *s = sites_get(rows[i].id);
+            s->dumped_alloc_objs = rows[i].row.alloc_objs;
+            s->dumped_live_objs = rows[i].row.live_objs;
+        }
+done:
+    free(view);
+    free(rows);
+    free(lc.objs);
+    free(lc.bytes);
+    pthread_mutex_unlock(&S.control_lock);
+}
+
+uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
+{
+    uint64_t site = tag_site(tag);
+    if (tag == 0) {
+        struct site_class *k = S.defaults ? sites_class_peek(class_serial) : NULL;
+        uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
+        if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
+            site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
+    }
+    const struct site *s =
+        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? sites_get((uint32_t)site) : NULL;
+    return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
+}
+
+const struct hprof_profile sites_profile = {
+    .name = "heap=sites",
+    .enabled = sites_enabled,
+    .add_capabilities = sites_add_capabilities,
+    .set_callbacks = sites_set_callbacks,
+    .start = sites_start,
+    .vm_init = sites_vm_init,
+    .thread_end = sites_thread_end,
+    .dump = sites_dump,
+    .control = sites_control,
+    .vm_death = sites_vm_death,
+};

@@ -1,0 +1,212 @@
+#include "site_table.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "segarray.h"
+
+/* The index: open addressing over 64-bit keys (class serial << 32 | trace serial, never 0).
+ * Readers probe without a lock; a writer (holding the mutex) fills a slot's id before its key,
+ * with release order, so a reader that sees the key sees the id. Growing builds a new index
+ * and publishes it; old indexes stay readable until sites_free (they total less than the
+ * current one), because a reader may still be probing them. */
+struct slot {
+    _Atomic(uint64_t) key; /* 0 = empty */
+    _Atomic(uint32_t) id;
+};
+
+struct index {
+    size_t mask; /* capacity - 1, capacity a power of two */
+    struct index *older;
+    struct slot slots[];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(struct index *) current;
+static struct segarray sites; /* id = index + SITE_ID_FIRST */
+static size_t used;           /* entries in the current index; under the lock */
+
+#define CLASS_CHUNK_BITS 10
+#define CLASS_CHUNK (1u << CLASS_CHUNK_BITS)
+#define CLASS_CHUNKS 16384u /* 16 M class serials */
+static _Atomic(struct site_class *) class_chunks[CLASS_CHUNKS];
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
+}
+
+static struct index *index_new(size_t capacity)
+{
+    struct index *x = calloc(1, sizeof *x + capacity * sizeof(struct slot));
+    if (x)
+        x->mask = capacity - 1;
+    return x;
+}
+
+/* Writer side (lock held): put key -> id into x, which has room. */
+static void index_put(struct index *x, uint64_t key, uint32_t id)
+{
+    size_t i = mix(key) & x->mask;
+    while (atomic_load_explicit(&x->slots[i].key, memory_order_relaxed) != 0)
+        i = (i + 1) & x->mask;
+    atomic_store_explicit(&x->slots[i].id, id, memory_order_relaxed);
+    atomic_store_explicit(&x->slots[i].key, key, memory_order_release);
+}
+
+static uint32_t index_get(const struct index *x, uint64_t key)
+{
+    size_t i = mix(key) & x->mask;
+    for (;;) {
+        uint64_t k = atomic_load_explicit(&x->slots[i].key, memory_order_acquire);
+        if (k == key)
+            return atomic_load_explicit(&x->slots[i].id, memory_order_relaxed);
+        if (k == 0)
+            return 0;
+        i = (i + 1) & x->mask;
+    }
+}
+
+int sites_init(void)
+{
+    segarray_init(&sites, sizeof(struct site));
+    struct index *x = index_new(4096);
+    if (!x)
+        return -1;
+    used = 0;
+    atomic_store_explicit(&current, x, memory_order_release);
+    return 0;
+}
+
+void sites_free(void)
+{
+    struct index *x = atomic_exchange(&current, NULL);
+    while (x) {
+        struct index *older = x->older;
+        free(x);
+        x = older;
+    }
+    for (uint32_t c = 0; c < SEG_CHUNKS; c++) {
+        free(atomic_load(&sites.chunks[c]));
+        atomic_store(&sites.chunks[c], NULL);
+    }
+    atomic_store(&sites.count, 0);
+    for (uint32_t c = 0; c < CLASS_CHUNKS; c++) {
+        free(atomic_load(&class_chunks[c]));
+        atomic_store(&class_chunks[c], NULL);
+    }
+}
+
+static uint64_t key_of(uint32_t class_serial, uint32_t trace_serial)
+{
+    return (uint64_t)class_serial << 32 | trace_serial;
+}
+
+/* Doubles the index (lock held). Returns false when memory ran out (the old one stays). */
+static bool grow(struct index *x)
+{
+    struct index *bigger = index_new((x->mask + 1) * 2);
+    if (!bigger)
+        return false;
+    uint32_t n = segarray_count(&sites);
+    for (uint32_t i = 0; i < n; i++) {
+        struct site *s = segarray_at(&sites, i);
+        index_put(bigger, key_of(s->class_serial, s->trace_serial), i + SITE_ID_FIRST);
+    }
+    bigger->older = x;
+    atomic_store_explicit(&current, bigger, memory_order_release);
+    return true;
+}
+
+uint32_t sites_intern(uint32_t class_serial, uint32_t trace_serial)
+{
+    uint64_t key = key_of(class_serial, trace_serial);
+    struct index *x = atomic_load_explicit(&current, memory_order_acquire);
+    if (!x || key == 0)
+        return 0;
+    uint32_t id = index_get(x, key);
+    if (id)
+        return id;
+
+    pthread_mutex_lock(&lock);
+    x = atomic_load_explicit(&current, memory_order_relaxed);
+    id = index_get(x, key);
+    if (!id && segarray_count(&sites) < SITE_ID_MAX - SITE_ID_FIRST + 1) {
+        if ((used + 1) * 2 > x->mask + 1 && grow(x))
+            x = atomic_load_explicit(&current, memory_order_relaxed);
+        if ((used + 1) * 4 <= (x->mask + 1) * 3) { /* a full index would never end a probe */
+            uint32_t i = segarray_append(&sites);
+            if (i != UINT32_MAX) {
+                struct site *s = segarray_at(&sites, i);
+                s->class_serial = class_serial;
+                s->trace_serial = trace_serial;
+                id = i + SITE_ID_FIRST;
+                index_put(x, key, id);
+                used = segarray_count(&sites);
+            }
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+struct site *sites_get(uint32_t id)
+{
+    if (id < SITE_ID_FIRST || id - SITE_ID_FIRST >= segarray_count(&sites))
+        return NULL;
+    return segarray_at(&sites, id - SITE_ID_FIRST);
+}
+
+uint32_t sites_end(void)
+{
+    return segarray_count(&sites) + SITE_ID_FIRST;
+}
+
+struct site_class *sites_class(uint32_t class_serial)
+{
+    uint32_t c = class_serial >> CLASS_CHUNK_BITS;
+    if (class_serial == 0 || c >= CLASS_CHUNKS)
+        return NULL;
+    struct site_class *chunk = atomic_load_explicit(&class_chunks[c], memory_order_acquire);
+    if (!chunk) {
+        struct site_class *fresh = calloc(CLASS_CHUNK, sizeof *fresh);
+        if (!fresh)
+            return NULL;
+        struct site_class *expected = NULL;
+        if (atomic_compare_exchange_strong_explicit(&class_chunks[c], &expected, fresh,
+                                                    memory_order_acq_rel, memory_order_acquire)) {
+            chunk = fresh;
+        } else {
+            free(fresh); /* another thread was first */
+            chunk = expected;
+        }
+    }
+    return &chunk[class_serial & (CLASS_CHUNK - 1)];
+}
+
+struct site_class *sites_class_peek(uint32_t class_serial)
+{
+    uint32_t c = class_serial >> CLASS_CHUNK_BITS;
+    if (class_serial == 0 || c >= CLASS_CHUNKS)
+        return NULL;
+    struct site_class *chunk = atomic_load_explicit(&class_chunks[c], memory_order_acquire);
+    return chunk ? &chunk[class_serial & (CLASS_CHUNK - 1)] : NULL;
+}
+
+uint64_t sites_sample_weight(uint64_t size, uint64_t interval)
+{
+    if (interval == 0 || size == 0)
+        return SITE_WEIGHT_ONE;
+    double p = -expm1(-(double)size / (double)interval);
+    double w = (double)SITE_WEIGHT_ONE / p;
+    if (!(w < 1e18)) /* p underflowed: an object far smaller than the interval */
+        w = 1e18;
+    uint64_t fixed = (uint64_t)llround(w);
+    return fixed < SITE_WEIGHT_ONE ? SITE_WEIGHT_ONE : fixed;
+}
