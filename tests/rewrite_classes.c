@@ -9,6 +9,8 @@
  *   --tracker NAME     tracker class (default hprof/Tracker)
  *   --skip             apply rewriter_should_skip (by the class's path name)
  *   --quiet            only the summary
+ *   --map FILE         write "cnum mnum class method descriptor" for every instrumented method
+ *   --first-cnum N     class number of the first class (default 1; then one per class)
  * Exit status: 0 when every class was read, rewritten or deliberately left alone, and every
  * output passed the check; 1 otherwise. */
 #include "classfile_check.h"
@@ -25,6 +27,7 @@
 static struct {
     const char *out;
     const char *tracker;
+    FILE *map;
     bool skip;
     bool quiet;
     size_t root_len;
@@ -157,6 +160,17 @@ static void one_class(const char *path, const char *rel)
             g.bad_output++;
         }
         write_out(rel, res.bytes, res.len);
+        if (g.map) {
+            char cname[1024];
+            snprintf(cname, sizeof(cname), "%s", rel);
+            size_t n = strlen(cname);
+            if (n > 6)
+                cname[n - 6] = 0;
+            for (uint32_t i = 0; i < res.nmethods; i++)
+                if (res.instrumented[i])
+                    fprintf(g.map, "%u %u %s %s %s\n", cfg.class_number, i, cname,
+                            res.method_names[i], res.method_descs[i]);
+        }
     }
     g.methods += res.nmethods;
     for (uint32_t i = 0; i < res.nmethods; i++)
@@ -185,6 +199,7 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 int main(int argc, char **argv)
 {
     g.tracker = "hprof/Tracker";
+    g.cnum = 1;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
@@ -195,14 +210,25 @@ int main(int argc, char **argv)
             g.skip = true;
         else if (strcmp(argv[i], "--quiet") == 0)
             g.quiet = true;
-        else {
+        else if (strcmp(argv[i], "--first-cnum") == 0 && i + 1 < argc)
+            g.cnum = (uint32_t)strtoul(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc) {
+            g.map = fopen(argv[++i], "w");
+            if (!g.map) {
+                fprintf(stderr, "rewrite_classes: cannot write %s\n", argv[i]);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "rewrite_classes: unknown option %s\n", argv[i]);
             return 2;
         }
     }
     if (i == argc) {
-        fprintf(stderr, "usage: rewrite_classes [--out DIR] [--tracker NAME] [--skip] [--quiet] "
-                        "<file-or-dir>...\n");
+        fprintf(
+            stderr,
+            "usage: rewrite_classes [--out DIR] [--tracker NAME] [--skip] [--quiet] [--map FILE] "
+            "[--first-cnum N] "
+            "<file-or-dir>...\n");
         return 2;
     }
     for (; i < argc; i++) {
@@ -225,5 +251,7 @@ int main(int argc, char **argv)
            "instrumented %lu, left unchanged %lu\n",
            g.classes, g.rewritten, g.unchanged, g.skipped_classes, g.errors, g.bad_input,
            g.bad_output, g.methods, g.instrumented, g.skipped_methods);
+    if (g.map)
+        fclose(g.map);
     return (g.errors || g.bad_output) ? 1 : 0;
 }
