@@ -7,6 +7,14 @@
       HOME/bin/java -Xverify:all: every rewritten class must verify, every run() must return
       the same transcript as the original, and the checking tracker must balance.
 
+  verify.py compile --jdk HOME --release R [--debug g|none] --work DIR --stamp FILE SRC_DIR...
+      only compile the fixtures into DIR/classes (tests/test_rewriter sweeps them).
+
+  verify.py probe --agent SO --jdk HOME --release R --work DIR [--options OPTS]... SRC_DIR...
+      run the fixtures under the probe agent (probe_agent.c: the deployment steps of the real
+      tracker: DefineClass in the boot loader, RegisterNatives, module reads, engaged, rewriting
+      in the ClassFileLoadHook) and compare with a run without it.
+
   verify.py old --tool T --jdk HOME --work DIR [--jar JAR]
       class files below version 50 (no StackMapTable; the old type-inferencing verifier):
       a generated class with jsr/ret subroutines (versions 49 and 45), and the classes of JAR
@@ -76,16 +84,27 @@ def run_fixtures(tool, jdk, orig, work, label):
     print('%s: passed' % label)
 
 
-def cmd_fixtures(a):
-    work = fresh(a.work)
+def compile_fixtures(a, work, orig):
     src = fresh(os.path.join(work, 'src'))
     check([sys.executable, os.path.join(HERE, 'gen_huge.py'), src])
-    orig = fresh(os.path.join(work, 'original'))
     javac = os.path.join(a.jdk, 'bin', 'javac')
     debug = ['-g'] if a.debug == 'g' else ['-g:none']
     check([javac, '--release', a.release, '-nowarn', '-Xlint:-options'] + debug + ['-d', orig] +
           java_files(a.sources + [src]))
+
+
+def cmd_fixtures(a):
+    work = fresh(a.work)
+    orig = fresh(os.path.join(work, 'original'))
+    compile_fixtures(a, work, orig)
     run_fixtures(a.tool, a.jdk, orig, work, 'fixtures (release %s, %s)' % (a.release, a.debug))
+
+
+def cmd_compile(a):
+    """Only compiles the fixtures into WORK/classes (for tests/test_rewriter), then touches STAMP."""
+    work = fresh(a.work)
+    compile_fixtures(a, work, fresh(os.path.join(work, 'classes')))
+    open(a.stamp, 'w').close()
 
 
 def cmd_old(a):
@@ -122,6 +141,49 @@ def run_link_only(a, orig, work, label):
     if fails != ['FAIL no fixture found']:
         sys.exit('%s: FAILED' % label)
     print('%s: every rewritten class links and verifies' % label)
+
+
+RUN_MAIN = '''public class RunMain {
+    public static void main(String[] a) throws Exception {
+        for (String n : a)
+            System.out.println("== " + n + "\\n" + Class.forName(n).getMethod("run").invoke(null));
+    }
+}
+'''
+
+
+def cmd_probe(a):
+    """Runs the fixtures under the probe agent (java-tests/rewriter/probe_agent.c: the real
+    deployment steps of the tracker) and compares with a run without it."""
+    import re
+    work = fresh(a.work)
+    orig = fresh(os.path.join(work, 'classes'))
+    compile_fixtures(a, work, orig)
+    with open(os.path.join(orig, 'RunMain.java'), 'w') as f:
+        f.write(RUN_MAIN)
+    check([os.path.join(a.jdk, 'bin', 'javac'), '-d', orig, os.path.join(orig, 'RunMain.java')])
+    fixtures = sorted(f[:-6] for f in os.listdir(orig)
+                      if f.endswith('.class') and '$' not in f and f not in ('RunMain.class',))
+    java = os.path.join(a.jdk, 'bin', 'java')
+    base = run([java, '-cp', orig, 'RunMain'] + fixtures, stdout=subprocess.PIPE,
+               universal_newlines=True)
+    if base.returncode != 0:
+        sys.exit('the fixtures fail without the agent')
+    for opts in a.options:
+        r = run([java, '-Xverify:all', '-agentpath:%s=%s' % (a.agent, opts), '-cp', orig, 'RunMain']
+                + fixtures, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        sys.stderr.write(r.stderr)
+        m = re.search(r'probe: rewritten (\d+) boot \+ (\d+) other classes, (\d+) left alone, '
+                      r'(\d+) errors; entries (\d+), exits (\d+), exits without entry (\d+)',
+                      r.stderr)
+        if r.returncode != 0 or not m:
+            sys.exit('probe (%s): the JVM failed (status %d)' % (opts, r.returncode))
+        boot, other, _, errs, entries, exits, under = (int(x) for x in m.groups())
+        if r.stdout != base.stdout:
+            sys.exit('probe (%s): the fixtures behave differently under the agent' % opts)
+        if errs or under or boot == 0 or other == 0 or entries == 0 or exits == 0:
+            sys.exit('probe (%s): unexpected counts' % opts)
+        print('probe (%s): passed: %s' % (opts, m.group(0)))
 
 
 STUB = '''package java.lang;
@@ -246,6 +308,7 @@ def cmd_jdk(a):
     r = run([java, '-Xverify:all', '@' + argfile, '-cp', drv, 'Workload'], **quiet)
     if r.returncode != 0:
         sys.exit('jdk %s: the workload failed on the rewritten JDK' % a.jdk)
+    shutil.rmtree(rw, ignore_errors=True)  # a few hundred MB; the extracted image stays cached
     print('jdk %s: passed' % a.jdk)
 
 
@@ -253,18 +316,31 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest='cmd', required=True)
     f = sub.add_parser('fixtures')
-    f.add_argument('--release', required=True)
-    f.add_argument('--debug', choices=('g', 'none'), default='g')
-    f.add_argument('sources', nargs='+')
+    c = sub.add_parser('compile')
+    for p in (f, c):
+        p.add_argument('--release', required=True)
+        p.add_argument('--debug', choices=('g', 'none'), default='g')
+        p.add_argument('sources', nargs='+')
+    c.add_argument('--stamp', required=True)
+    c.add_argument('--jdk', required=True)
+    c.add_argument('--work', required=True)
+    pr = sub.add_parser('probe')
+    pr.add_argument('--agent', required=True)
+    pr.add_argument('--release', required=True)
+    pr.add_argument('--debug', choices=('g', 'none'), default='g')
+    pr.add_argument('--options', action='append', default=[])
+    pr.add_argument('sources', nargs='+')
     o = sub.add_parser('old')
     o.add_argument('--jar')
     j = sub.add_parser('jdk')
     for p in (f, o, j):
         p.add_argument('--tool', required=True)
+    for p in (f, o, j, pr):
         p.add_argument('--jdk', required=True)
         p.add_argument('--work', required=True)
     a = ap.parse_args()
-    {'fixtures': cmd_fixtures, 'old': cmd_old, 'jdk': cmd_jdk}[a.cmd](a)
+    {'fixtures': cmd_fixtures, 'compile': cmd_compile, 'probe': cmd_probe, 'old': cmd_old,
+     'jdk': cmd_jdk}[a.cmd](a)
 
 
 if __name__ == '__main__':
