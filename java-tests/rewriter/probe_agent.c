@@ -21,7 +21,7 @@
  *                  5. Start rewriting in the ClassFileLoadHook (classes loaded from now on).
  *   VMDeath:       SetStaticIntField(engaged, 0).
  *
- * Classes loaded before VMInit (about 500 in JDK 17, all of java.lang and the module system) are
+ * Classes loaded before VMInit (nearly 400 in JDK 17 and 25: java.lang, the module system) are
  * not rewritten: rewritten code must not run before the tracker exists. RetransformClasses after
  * step 4 could add them (can_retransform_classes), minus rewriter_should_skip.
  *
