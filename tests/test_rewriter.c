@@ -5,13 +5,13 @@
  * padding at every alignment, constructor handler ranges, methods near 64 KiB, 8-byte constants,
  * every constant-pool tag, class-file versions 45 to 69, empty finalizers, large class numbers,
  * and malformed input (every truncation, random corruption). Then real class files: every class
- * of each JDK runtime image named in HPROF_TEST_JDKS (extracted with jimage into HPROF_TEST_WORK),
- * and the Java fixtures compiled with and without -g (HPROF_TEST_FIXTURES): each must rewrite
+ * of each JDK runtime image extracted into the directories of HPROF_TEST_IMAGES (tests/meson.build
+ * does it with jimage), and the Java fixtures compiled with and without -g (HPROF_TEST_FIXTURES):
+ * each must rewrite
  * and pass the structural check, with its instrumentation where it should be.
  *
  * The JVM's verifier and real execution are the other half: java-tests/rewriter. */
 #include <check.h>
-#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1463,40 +1463,16 @@ static void sweep_dir(const char *dir, const char *what)
     ck_assert_uint_eq(sw.failures, 0);
 }
 
-/* Extracts HOME's runtime image into WORK/jdk-<n> (once) and returns that directory. */
-static char *extract_image(const char *home, const char *work, int n)
-{
-    static char dir[4096];
-    char stamp[4200], cmd[9000];
-    snprintf(dir, sizeof(dir), "%s/jdk-image-%d", work, n);
-    snprintf(stamp, sizeof(stamp), "%s.done", dir);
-    struct stat st;
-    if (stat(stamp, &st) == 0)
-        return dir;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && '%s/bin/jimage' extract --dir '%s' '%s/lib/modules'",
-             dir, home, dir, home);
-    ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
-    FILE *f = fopen(stamp, "w");
-    ck_assert(f != NULL);
-    fclose(f);
-    return dir;
-}
-
 START_TEST(test_jdk_images)
 {
-    const char *jdks = getenv("HPROF_TEST_JDKS");
-    const char *work = getenv("HPROF_TEST_WORK");
-    if (!jdks || !*jdks || !work) {
-        printf("HPROF_TEST_JDKS/HPROF_TEST_WORK not set: no JDK image to sweep\n");
+    const char *dirs = getenv("HPROF_TEST_IMAGES");
+    if (!dirs || !*dirs) {
+        printf("HPROF_TEST_IMAGES not set: no JDK image to sweep\n");
         return;
     }
-    char *list = strdup(jdks);
-    int n = 0;
-    for (char *save = NULL, *home = strtok_r(list, ":", &save); home;
-         home = strtok_r(NULL, ":", &save), n++) {
-        char *dir = extract_image(home, work, n);
-        sweep_dir(dir, home);
-    }
+    char *list = strdup(dirs);
+    for (char *save = NULL, *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+        sweep_dir(d, d);
     free(list);
 }
 END_TEST

@@ -20,11 +20,14 @@
       a generated class with jsr/ret subroutines (versions 49 and 45), and the classes of JAR
       when it exists (e.g. a library compiled for Java 5), loaded and linked.
 
-  verify.py jdk --tool T --jdk HOME --work DIR
+  verify.py jdk --tool T --jdk HOME --work DIR [--image DIR]
       rewrite every class of HOME's runtime image (all modules, the rewriter_should_skip list
       applied), boot HOME/bin/java with the rewritten modules patched in (--patch-module) and a
       counting tracker stub inside java.base, link every class under -Xverify:all and run a
       small workload on the rewritten JDK.
+
+  verify.py extract --jdk HOME --dir DIR --stamp FILE
+      jimage-extract HOME's runtime image into DIR (shared by the tests that need it).
 """
 import argparse
 import os
@@ -250,18 +253,27 @@ public class Workload {
 '''
 
 
+def extract(jdk, image):
+    fresh(image)
+    check([os.path.join(jdk, 'bin', 'jimage'), 'extract', '--dir', image,
+           os.path.join(jdk, 'lib', 'modules')])
+
+
+def cmd_extract(a):
+    """Extracts HOME's runtime image into DIR (tests/meson.build does it once per JDK for
+    tests/test_rewriter and 'verify.py jdk'), then touches STAMP."""
+    extract(a.jdk, a.dir)
+    open(a.stamp, 'w').close()
+
+
 def cmd_jdk(a):
     work = a.work
     os.makedirs(work, exist_ok=True)
     java = os.path.join(a.jdk, 'bin', 'java')
     javac = os.path.join(a.jdk, 'bin', 'javac')
-    image = os.path.join(work, 'image')
-    stamp = os.path.join(work, 'image.done')
-    modules = os.path.join(a.jdk, 'lib', 'modules')
-    if not os.path.exists(stamp) or os.path.getmtime(stamp) < os.path.getmtime(modules):
-        fresh(image)
-        check([os.path.join(a.jdk, 'bin', 'jimage'), 'extract', '--dir', image, modules])
-        open(stamp, 'w').close()
+    image = a.image or os.path.join(work, 'image')
+    if not a.image:
+        extract(a.jdk, image)
     rw = fresh(os.path.join(work, 'rewritten'))
     check([a.tool, '--quiet', '--skip', '--tracker', 'java/lang/HprofVerifyStub', '--out', rw, image])
     stubsrc = fresh(os.path.join(work, 'stubsrc', 'java', 'lang'))
@@ -333,6 +345,11 @@ def main():
     o = sub.add_parser('old')
     o.add_argument('--jar')
     j = sub.add_parser('jdk')
+    j.add_argument('--image', help='the image already extracted there (verify.py extract)')
+    x = sub.add_parser('extract')
+    x.add_argument('--jdk', required=True)
+    x.add_argument('--dir', required=True)
+    x.add_argument('--stamp', required=True)
     for p in (f, o, j):
         p.add_argument('--tool', required=True)
     for p in (f, o, j, pr):
@@ -340,7 +357,7 @@ def main():
         p.add_argument('--work', required=True)
     a = ap.parse_args()
     {'fixtures': cmd_fixtures, 'compile': cmd_compile, 'probe': cmd_probe, 'old': cmd_old,
-     'jdk': cmd_jdk}[a.cmd](a)
+     'jdk': cmd_jdk, 'extract': cmd_extract}[a.cmd](a)
 
 
 if __name__ == '__main__':
