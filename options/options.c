@@ -1,2 +1,625 @@
-/* placeholder: being written */
-typedef int hprof_placeholder_options;
+/* Option string -> struct hprof_options (see options.h and doc/options.md).
+ *
+ * The string is split on ',' into items "name=value" (or the bare "help"); each name is
+ * looked up in one table of descriptors whose setter checks and stores the value. Checks
+ * that involve several options (restrictions, the default profile) run once at the end, so
+ * they do not depend on the order of the items. */
+#include "options.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_DEPTH 4
+#define DEFAULT_INTERVAL_MS 10
+#define DEFAULT_CUTOFF 0.0001
+
+enum set_result { SET_OK, SET_BAD, SET_NOMEM };
+
+struct opt_desc;
+typedef enum set_result (*opt_setter)(struct hprof_options *o, const struct opt_desc *d,
+                                      const char *value);
+
+/* One accepted option. The generic setters (yes/no, integers) use field/min/max, so most
+ * options need no code of their own. */
+struct opt_desc {
+    const char *name;
+    const char *allowed; /* what the error message says is allowed */
+    opt_setter set;
+    size_t field; /* offsetof() into struct hprof_options, for the generic setters */
+    uint64_t min, max;
+};
+
+/* ---- value parsers ------------------------------------------------------------------- */
+
+/* Decimal digits only: no sign, no spaces, no hex, so "-1", " 5" and "0x10" are errors
+ * rather than whatever strtoul would make of them. */
+static bool parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (*s == '\0')
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (max - d) / 10)
+            return false; /* above max, and never wraps around */
+        v = v * 10 + d;
+    }
+    if (v < min)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* [digits][.digits][(e|E)[+|-]digits] by hand, because strtod follows LC_NUMERIC: once the
+ * VM has set a locale with a decimal comma (an attach with jcmd), strtod("0.0001") stops at
+ * the '.'. Up to 19 significant digits are kept, plenty for a cutoff ratio. */
+static bool parse_decimal(const char *s, double *out)
+{
+    uint64_t mant = 0;
+    int sig = 0, digits = 0;
+    long exp10 = 0;
+    bool dot = false;
+
+    for (;; s++) {
+        if (*s == '.' && !dot) {
+            dot = true;
+        } else if (*s >= '0' && *s <= '9') {
+            digits++;
+            if (sig < 19) {
+                if (mant != 0 || *s != '0')
+                    sig++;
+                mant = mant * 10 + (uint64_t)(*s - '0');
+                if (dot)
+                    exp10--;
+            } else if (!dot) {
+                exp10++; /* digits dropped before the point still scale the value */
+            }
+        } else {
+            break;
+        }
+    }
+    if (digits == 0)
+        return false;
+    if (*s == 'e' || *s == 'E') {
+        bool neg = false;
+        long e = 0;
+        s++;
+        if (*s == '+' || *s == '-')
+            neg = *s++ == '-';
+        if (*s < '0' || *s > '9')
+            return false;
+        for (; *s >= '0' && *s <= '9'; s++) {
+            if (e < 100000) /* far beyond any double; only keeps e from overflowing */
+                e = e * 10 + (*s - '0');
+        }
+        exp10 += neg ? -e : e;
+    }
+    if (*s != '\0')
+        return false;
+    /* mant < 2^64 and one correctly rounded pow10 step: exact for everyday inputs. */
+    double v = (double)mant;
+    if (mant != 0)
+        v = exp10 < 0 ? v / pow(10.0, (double)-exp10) : v * pow(10.0, (double)exp10);
+    *out = v;
+    return true;
+}
+
+/* ---- setters ------------------------------------------------------------------------- */
+
+#define FIELD(o, d, type) ((type *)(void *)((char *)(o) + (d)->field))
+
+static bool parse_yes_no(const char *v, bool *out)
+{
+    if (strcmp(v, "y") == 0 || strcmp(v, "n") == 0) {
+        *out = v[0] == 'y';
+        return true;
+    }
+    return false;
+}
+
+static enum set_result set_yes_no(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    return parse_yes_no(v, FIELD(o, d, bool)) ? SET_OK : SET_BAD;
+}
+
+static enum set_result set_int(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    uint64_t n;
+    if (!parse_uint(v, d->min, d->max, &n))
+        return SET_BAD;
+    *FIELD(o, d, int) = (int)n;
+    return SET_OK;
+}
+
+static enum set_result set_u64(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    uint64_t n;
+    if (!parse_uint(v, d->min, d->max, &n))
+        return SET_BAD;
+    *FIELD(o, d, uint64_t) = n;
+    return SET_OK;
+}
+
+static enum set_result set_heap(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    bool sites = strcmp(v, "sites") == 0, dump = strcmp(v, "dump") == 0;
+    if (strcmp(v, "all") == 0)
+        sites = dump = true;
+    if (!sites && !dump)
+        return SET_BAD;
+    o->heap_sites = sites;
+    o->heap_dump = dump;
+    o->heap_given = true;
+    return SET_OK;
+}
+
+static enum set_result set_cpu(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    if (strcmp(v, "samples") == 0)
+        o->cpu = HPROF_CPU_SAMPLES;
+    else if (strcmp(v, "times") == 0)
+        o->cpu = HPROF_CPU_TIMES;
+    else if (strcmp(v, "old") == 0)
+        o->cpu = HPROF_CPU_OLD;
+    else
+        return SET_BAD;
+    return SET_OK;
+}
+
+static enum set_result set_format(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    if (strcmp(v, "a") == 0)
+        o->format = HPROF_FORMAT_ASCII;
+    else if (strcmp(v, "b") == 0)
+        o->format = HPROF_FORMAT_BINARY;
+    else
+        return SET_BAD;
+    return SET_OK;
+}
+
+static enum set_result set_file(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    if (*v == '\0')
+        return SET_BAD;
+    char *copy = strdup(v);
+    if (copy == NULL)
+        return SET_NOMEM;
+    free(o->file); /* last one wins */
+    o->file = copy;
+    return SET_OK;
+}
+
+/* <host>:<port>, split at the last ':'; an IPv6 literal is written [addr]:port. */
+static enum set_result set_net(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    const char *colon = strrchr(v, ':');
+    uint64_t port;
+    if (colon == NULL || !parse_uint(colon + 1, 1, HPROF_NET_PORT_MAX, &port))
+        return SET_BAD;
+    const char *host = v;
+    size_t len = (size_t)(colon - v);
+    if (len >= 2 && host[0] == '[' && host[len - 1] == ']') {
+        host++;
+        len -= 2;
+    }
+    if (len == 0)
+        return SET_BAD;
+    char *copy = strndup(host, len);
+    if (copy == NULL)
+        return SET_NOMEM;
+    free(o->net_host);
+    o->net_host = copy;
+    o->net_port = (uint16_t)port;
+    return SET_OK;
+}
+
+static enum set_result set_cutoff(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    double c;
+    if (!parse_decimal(v, &c) || !(c >= 0.0 && c <= 1.0))
+        return SET_BAD;
+    o->cutoff = c;
+    return SET_OK;
+}
+
+/* Appends one line to o->warnings, once: repeating an option does not repeat its note. */
+static void add_warning(struct hprof_options *o, const char *line)
+{
+    size_t used = strlen(o->warnings), len = strlen(line);
+    if (strstr(o->warnings, line) != NULL || used + len + 2 > sizeof o->warnings)
+        return;
+    memcpy(o->warnings + used, line, len);
+    o->warnings[used + len] = '\n';
+    o->warnings[used + len + 1] = '\0';
+}
+
+/* Micro state accounting was a Solaris feature: msa=y is kept for old scripts, with a note. */
+static enum set_result set_msa(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    if (!parse_yes_no(v, &o->msa))
+        return SET_BAD;
+    if (o->msa)
+        add_warning(o, "HPROF WARNING: msa=y (Solaris micro state accounting) has no effect "
+                       "on this platform");
+    return SET_OK;
+}
+
+static enum set_result set_gc_okay(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    bool ignored;
+    if (!parse_yes_no(v, &ignored))
+        return SET_BAD;
+    add_warning(o, "HPROF WARNING: gc_okay is obsolete and ignored");
+    return SET_OK;
+}
+
+#define FIELD_OF(f) .field = offsetof(struct hprof_options, f)
+#define YES_NO .allowed = "y|n", .set = set_yes_no
+
+/* In the manual's order, then the obsolete option, then our extensions; the unknown-option
+ * message lists the names in this order too. */
+static const struct opt_desc option_table[] = {
+    {.name = "heap", .allowed = "dump|sites|all", .set = set_heap},
+    {.name = "cpu", .allowed = "samples|times|old", .set = set_cpu},
+    {.name = "monitor", YES_NO, FIELD_OF(monitor)},
+    {.name = "format", .allowed = "a|b", .set = set_format},
+    {.name = "file", .allowed = "a non-empty file name", .set = set_file},
+    {.name = "net",
+     .allowed = "<host>:<port> with a host and a port from 1 to 65535",
+     .set = set_net},
+    {.name = "depth",
+     .allowed = "an integer from 0 to 1024",
+     .set = set_int,
+     FIELD_OF(depth),
+     .min = 0,
+     .max = HPROF_DEPTH_MAX},
+    {.name = "interval",
+     .allowed = "an integer from 1 to 1000000 (milliseconds)",
+     .set = set_int,
+     FIELD_OF(interval_ms),
+     .min = 1,
+     .max = HPROF_INTERVAL_MAX_MS},
+    {.name = "cutoff", .allowed = "a number from 0 to 1", .set = set_cutoff},
+    {.name = "lineno", YES_NO, FIELD_OF(lineno)},
+    {.name = "thread", YES_NO, FIELD_OF(thread)},
+    {.name = "doe", YES_NO, FIELD_OF(doe)},
+    {.name = "msa", .allowed = "y|n", .set = set_msa},
+    {.name = "force", YES_NO, FIELD_OF(force)},
+    {.name = "verbose", YES_NO, FIELD_OF(verbose)},
+    {.name = "gc_okay", .allowed = "y|n", .set = set_gc_okay},
+    {.name = "gz", YES_NO, FIELD_OF(gzip)},
+    {.name = "sites_interval",
+     .allowed = "an integer from 0 to 1073741824 (bytes)",
+     .set = set_u64,
+     FIELD_OF(sites_interval),
+     .min = 0,
+     .max = HPROF_SITES_INTERVAL_MAX},
+};
+
+#define NOPTIONS (sizeof option_table / sizeof option_table[0])
+
+static const struct opt_desc *find_option(const char *name)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        if (strcmp(option_table[i].name, name) == 0)
+            return &option_table[i];
+    }
+    return NULL;
+}
+
+/* ---- parsing ------------------------------------------------------------------------- */
+
+struct parse_state {
+    char *err;
+    size_t errlen;
+    bool failed; /* only the first error is reported */
+};
+
+static void fail(struct parse_state *ps, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fail(struct parse_state *ps, const char *fmt, ...)
+{
+    if (ps->failed)
+        return;
+    ps->failed = true;
+    if (ps->err == NULL || ps->errlen == 0)
+        return;
+    int n = snprintf(ps->err, ps->errlen, "HPROF ERROR: ");
+    if (n < 0 || (size_t)n >= ps->errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+static void fail_unknown(struct parse_state *ps, const char *name)
+{
+    char list[256] = "help"; /* all the names take about 150 bytes */
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, ", %s", option_table[i].name);
+    }
+    /* the name is cut short so a long typo cannot push the allowed names out of err */
+    fail(ps, "unknown option '%.64s' (allowed: %s)", name, list);
+}
+
+/* Handles one non-empty item; returns true if it is "help". */
+static bool parse_item(struct parse_state *ps, struct hprof_options *o, char *item)
+{
+    char *eq = strchr(item, '=');
+    if (eq != NULL)
+        *eq = '\0';
+    const char *name = item, *value = eq ? eq + 1 : NULL;
+
+    if (strcmp(name, "help") == 0) {
+        if (value == NULL)
+            return true;
+        fail(ps, "help option takes no value (help=%s)", value);
+        return false;
+    }
+    const struct opt_desc *d = find_option(name);
+    if (d == NULL) {
+        fail_unknown(ps, name);
+        return false;
+    }
+    if (value == NULL) {
+        fail(ps, "%s option needs a value: %s (%s)", name, d->allowed, name);
+        return false;
+    }
+    switch (d->set(o, d, value)) {
+    case SET_OK:
+        break;
+    case SET_BAD:
+        fail(ps, "%s option value must be %s (%s=%s)", name, d->allowed, name, value);
+        break;
+    case SET_NOMEM:
+        fail(ps, "out of memory while parsing options (%s=%s)", name, value);
+        break;
+    }
+    return false;
+}
+
+/* Checks that need the whole list; the defaults that depend on other options. */
+static void finish(struct parse_state *ps, struct hprof_options *o)
+{
+    if (o->format == HPROF_FORMAT_BINARY) {
+        if (o->monitor)
+            fail(ps, "format=b cannot be used with monitor=y");
+        if (o->cpu == HPROF_CPU_TIMES || o->cpu == HPROF_CPU_OLD)
+            fail(ps, "format=b cannot be used with cpu=%s",
+                 o->cpu == HPROF_CPU_TIMES ? "times" : "old");
+    }
+    if (o->gzip && o->format != HPROF_FORMAT_BINARY)
+        fail(ps, "gz=y can only be used with format=b (the ascii output is not compressed)");
+    /* one output only: silently preferring one of them would hide a mistake */
+    if (o->file != NULL && o->net_host != NULL)
+        fail(ps, "file and net options cannot be used together (file=%s, net=%s:%u)", o->file,
+             o->net_host, (unsigned)o->net_port);
+    /* the old agent's default profile: nothing asked for means heap=all */
+    if (!o->heap_given && o->cpu == HPROF_CPU_OFF && !o->monitor)
+        o->heap_sites = o->heap_dump = true;
+}
+
+void options_defaults(struct hprof_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->cpu = HPROF_CPU_OFF;
+    opts->format = HPROF_FORMAT_ASCII;
+    opts->depth = DEFAULT_DEPTH;
+    opts->interval_ms = DEFAULT_INTERVAL_MS;
+    opts->cutoff = DEFAULT_CUTOFF;
+    opts->lineno = true;
+    opts->doe = true;
+    opts->force = true;
+    opts->verbose = true;
+}
+
+void options_free(struct hprof_options *opts)
+{
+    free(opts->file);
+    free(opts->net_host);
+    options_defaults(opts);
+}
+
+enum hprof_parse_result options_parse(const char *str, struct hprof_options *out, char *err,
+                                      size_t errlen)
+{
+    struct parse_state ps = {err, errlen, false};
+    bool help = false;
+
+    options_defaults(out);
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (str == NULL)
+        str = "";
+
+    char *work = strdup(str); /* split in place */
+    if (work == NULL) {
+        fail(&ps, "out of memory while parsing options");
+        return HPROF_OPTIONS_ERROR;
+    }
+    size_t len = strlen(work);
+    if (len > 1 && work[len - 1] == ',')
+        work[--len] = '\0'; /* "a=b," is tolerated: scripts that join with commas; "," not */
+
+    if (len > 0) {
+        char *item = work;
+        for (;;) {
+            char *comma = strchr(item, ',');
+            if (comma != NULL)
+                *comma = '\0';
+            if (*item == '\0')
+                fail(&ps,
+                     "empty option in the list (%s): options are separated by single "
+                     "commas",
+                     str);
+            else if (parse_item(&ps, out, item))
+                help = true;
+            if (comma == NULL)
+                break;
+            item = comma + 1;
+        }
+    }
+    free(work);
+
+    /* help wins over errors elsewhere: the table it prints is the answer to them */
+    if (help) {
+        if (err != NULL && errlen > 0)
+            err[0] = '\0';
+        options_free(out);
+        out->help = true;
+        return HPROF_OPTIONS_HELP;
+    }
+    if (!ps.failed)
+        finish(&ps, out);
+    if (ps.failed) {
+        options_free(out);
+        return HPROF_OPTIONS_ERROR;
+    }
+    return HPROF_OPTIONS_OK;
+}
+
+/* ---- output file name ---------------------------------------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0; /* "n > k": ".txt" alone is a name */
+}
+
+static int put(char *buf, size_t buflen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int put(char *buf, size_t buflen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, buflen, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < buflen ? 0 : -1;
+}
+
+int options_output_path(const struct hprof_options *opts, long pid, bool (*exists)(const char *),
+                        char *buf, size_t buflen)
+{
+    if (buf == NULL || buflen == 0)
+        return -1;
+    const char *name = opts->file;
+    if (name == NULL) {
+        if (opts->format == HPROF_FORMAT_BINARY)
+            name = opts->gzip ? "java.hprof.gz" : "java.hprof";
+        else
+            name = "java.hprof.txt";
+    }
+    if (put(buf, buflen, "%s", name) != 0)
+        return -1;
+    if (opts->force || exists == NULL || !exists(buf))
+        return 0;
+
+    /* Keep the suffix that tells what the file is last, so it still opens with the right
+     * tool: java.hprof.txt -> java.hprof.<pid>.txt. */
+    const char *suffix = "";
+    if (opts->format == HPROF_FORMAT_ASCII && ends_with(name, ".txt"))
+        suffix = ".txt";
+    else if (opts->gzip && ends_with(name, ".gz"))
+        suffix = ".gz";
+    int stem = (int)(strlen(name) - strlen(suffix));
+
+    if (put(buf, buflen, "%.*s.%ld%s", stem, name, pid, suffix) != 0)
+        return -1;
+    for (long k = 1; exists(buf); k++) {
+        if (k > HPROF_OUTPUT_MAX_K ||
+            put(buf, buflen, "%.*s.%ld.%ld%s", stem, name, pid, k, suffix) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- help ---------------------------------------------------------------------------- */
+
+/* Same layout as the JDK 5-8 agent's table, so people find what they remember; the
+ * wording is ours. */
+static const char help_text[] =
+    "\n"
+    "HPROF: Heap and CPU Profiling Agent (JVMTI, for JDK 17 and later)\n"
+    "\n"
+    "hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]\n"
+    "\n"
+    "Option Name and Value  Description                    Default\n"
+    "---------------------  -----------                    -------\n"
+    "heap=dump|sites|all    heap profiling                 all\n"
+    "cpu=samples|times|old  CPU usage                      off\n"
+    "monitor=y|n            monitor contention             n\n"
+    "format=a|b             text(txt) or binary output     a\n"
+    "file=<file>            write data to file             java.hprof[{.txt}]\n"
+    "net=<host>:<port>      send data over a socket        off\n"
+    "depth=<size>           stack trace depth (0..1024)    4\n"
+    "interval=<ms>          sample interval in ms          10\n"
+    "                       (1..1000000)\n"
+    "cutoff=<value>         output cutoff point (0..1)     0.0001\n"
+    "lineno=y|n             line number in traces?         y\n"
+    "thread=y|n             thread in traces?              n\n"
+    "doe=y|n                dump on exit?                  y\n"
+    "msa=y|n                Solaris micro state accounting n\n"
+    "                       (no effect on this platform)\n"
+    "force=y|n              force output to <file>         y\n"
+    "verbose=y|n            print messages about dumps     y\n"
+    "\n"
+    "Extensions (not in the JDK 5-8 agent)\n"
+    "-------------------------------------\n"
+    "gz=y|n                 gzip the binary output         n\n"
+    "                       (format=b only; java.hprof.gz)\n"
+    "sites_interval=<bytes> heap=sites: sample one         0\n"
+    "                       allocation per <bytes> bytes\n"
+    "                       (0 = count every allocation)\n"
+    "\n"
+    "Obsolete Options\n"
+    "----------------\n"
+    "gc_okay=y|n            accepted and ignored, with a warning\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    "  - Sample CPU usage every 20 ms, with stack traces 3 frames deep:\n"
+    "      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n"
+    "  - Heap allocation profile by allocation site:\n"
+    "      java -agentlib:hprof=heap=sites classname\n"
+    "  - Gzip-compressed binary heap dump, for heap dump analysers:\n"
+    "      java -agentlib:hprof=heap=dump,format=b,gz=y classname\n"
+    "\n"
+    "Notes\n"
+    "-----\n"
+    "  - The option format=b cannot be used with monitor=y.\n"
+    "  - The option format=b cannot be used with cpu=old|times.\n"
+    "  - The options file= and net= cannot be used together.\n"
+    "  - Without any heap=, cpu= or monitor=y option the profile is heap=all;\n"
+    "    with cpu= or monitor=y but no heap=, heap profiling is off.\n"
+    "  - A value given twice: the last one wins. Unknown options are errors.\n"
+    "  - These behave exactly the same as -agentlib:hprof=<options>:\n"
+    "      java -agentpath:/path/libhprof.so=[help]|[<option>=<value>, ...]\n"
+    "      java -Xrunhprof:[help]|[<option>=<value>, ...]\n"
+    "  - To attach to a running VM, pass the options as one quoted argument:\n"
+    "      jcmd <pid> JVMTI.agent_load /path/libhprof.so \"heap=dump,format=b\"\n"
+    "  - With force=n an existing file is kept and the output goes to\n"
+    "    <file>.<pid> (java.hprof.<pid>.txt for java.hprof.txt).\n"
+    "\n";
+
+const char *options_help_text(void)
+{
+    return help_text;
+}

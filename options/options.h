@@ -10,32 +10,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Allowed ranges of the numeric options (doc/options.md). Agent code may size buffers by
+ * HPROF_DEPTH_MAX. */
+#define HPROF_DEPTH_MAX 1024
+#define HPROF_INTERVAL_MAX_MS 1000000                /* 1000 s */
+#define HPROF_SITES_INTERVAL_MAX (UINT64_C(1) << 30) /* 1 GiB */
+#define HPROF_NET_PORT_MAX 65535
+
 enum hprof_cpu_mode { HPROF_CPU_OFF = 0, HPROF_CPU_SAMPLES, HPROF_CPU_TIMES, HPROF_CPU_OLD };
 enum hprof_format { HPROF_FORMAT_ASCII = 0, HPROF_FORMAT_BINARY };
 
 struct hprof_options {
-    bool help;                    /* "help": print the option table, exit 0 */
-    bool heap_sites;              /* heap=sites or heap=all */
-    bool heap_dump;               /* heap=dump or heap=all */
-    bool heap_given;              /* heap= appeared in the string */
-    enum hprof_cpu_mode cpu;      /* cpu=samples|times|old, default off */
-    bool monitor;                 /* monitor=y|n, default n */
-    enum hprof_format format;     /* format=a|b, default a */
-    char *file;                   /* file=<file>; NULL means the default name */
-    char *net_host;               /* net=<host>:<port>; NULL means no socket */
+    bool help;                /* "help": print the option table, exit 0 */
+    bool heap_sites;          /* heap=sites or heap=all */
+    bool heap_dump;           /* heap=dump or heap=all */
+    bool heap_given;          /* heap= appeared in the string */
+    enum hprof_cpu_mode cpu;  /* cpu=samples|times|old, default off */
+    bool monitor;             /* monitor=y|n, default n */
+    enum hprof_format format; /* format=a|b, default a */
+    char *file;               /* file=<file>; NULL means the default name */
+    char *net_host;           /* net=<host>:<port>; NULL means no socket */
     uint16_t net_port;
-    int depth;                    /* depth=<size>, default 4 */
-    int interval_ms;              /* interval=<ms>, default 10 */
-    double cutoff;                /* cutoff=<value>, default 0.0001 */
-    bool lineno;                  /* lineno=y|n, default y */
-    bool thread;                  /* thread=y|n, default n */
-    bool doe;                     /* doe=y|n, default y */
-    bool msa;                     /* msa=y|n: accepted, no effect on Linux */
-    bool force;                   /* force=y|n, default y */
-    bool verbose;                 /* verbose=y|n, default y */
-    bool gzip;                    /* gz=y|n: extension, gzip members for binary output */
-    uint64_t sites_interval;      /* sites_interval=<bytes>: extension, 0 = exact sites */
-    char warnings[512];           /* non-fatal notes (gc_okay, msa), one per line */
+    int depth;               /* depth=<size>, default 4 */
+    int interval_ms;         /* interval=<ms>, default 10 */
+    double cutoff;           /* cutoff=<value>, default 0.0001 */
+    bool lineno;             /* lineno=y|n, default y */
+    bool thread;             /* thread=y|n, default n */
+    bool doe;                /* doe=y|n, default y */
+    bool msa;                /* msa=y|n: accepted, no effect on Linux */
+    bool force;              /* force=y|n, default y */
+    bool verbose;            /* verbose=y|n, default y */
+    bool gzip;               /* gz=y|n: extension, gzip members for binary output */
+    uint64_t sites_interval; /* sites_interval=<bytes>: extension, 0 = exact sites */
+    char warnings[512];      /* non-fatal notes (gc_okay, msa), one per line */
+                             /* (each line ends with '\n'; "" when none) */
 };
 
 /* Outcome of options_parse. */
@@ -48,7 +56,11 @@ enum hprof_parse_result {
 /* Parses str (NULL or "" means all defaults) into *out, which it first resets to the
  * defaults. On error, writes a one-line message (no trailing newline) into err, of the form
  * "HPROF ERROR: heap option value must be dump|sites|all (heap=foo)". The caller owns the
- * strings in *out and releases them with options_free. */
+ * strings in *out and releases them with options_free.
+ * Also: *out is overwritten without freeing (call options_free first to reuse one). On
+ * ERROR and HELP nothing stays allocated (*out holds the defaults; help=true for HELP).
+ * "help" anywhere in the list wins over errors elsewhere in it. A value given twice: the
+ * last one wins. Items are separated by single commas, one trailing comma is tolerated. */
 enum hprof_parse_result options_parse(const char *str, struct hprof_options *out, char *err,
                                       size_t errlen);
 
@@ -66,7 +78,11 @@ const char *options_help_text(void);
  * (binary). With force=n and an existing file, a new name "<name>.<pid>[.txt]" (and then
  * "<name>.<pid>.<k>[.txt]") is chosen so nothing is overwritten. exists(path) tells
  * whether a path exists (a parameter so tests need no file system). Writes into buf;
- * returns 0, or -1 if buf is too small. */
+ * returns 0, or -1 if buf is too small.
+ * Also: the kept last suffix is ".txt" for ascii names ending in ".txt" and ".gz" for gz=y
+ * names ending in ".gz"; k stops at HPROF_OUTPUT_MAX_K (then -1). exists may be NULL
+ * (nothing exists). */
+#define HPROF_OUTPUT_MAX_K 100000
 int options_output_path(const struct hprof_options *opts, long pid, bool (*exists)(const char *),
                         char *buf, size_t buflen);
 

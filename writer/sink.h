@@ -24,7 +24,9 @@ struct hprof_sink *sink_open_file(const char *path, bool gzip, char *err, size_t
 
 /* Wraps an already open descriptor (a connected socket). The sink closes it on close.
  * write_timeout_ms bounds how long one write may wait for a peer that does not read
- * (0 = wait forever); past it the sink fails. */
+ * (0 = wait forever); past it the sink fails. It applies to sockets, pipes and devices, not
+ * to regular files. what names the output in the error message ("socket host:port").
+ * Returns NULL only when out of memory; fd is then left open. */
 struct hprof_sink *sink_open_fd(int fd, bool gzip, int write_timeout_ms, const char *what);
 
 void sink_write(struct hprof_sink *s, const void *buf, size_t len);

@@ -39,13 +39,52 @@ enum hprof_basic_type {
     HPROF_TYPE_LONG = 11,
 };
 
+/* Record tags of the binary format (top level). */
+enum hprof_tag {
+    HPROF_TAG_STRING = 0x01,
+    HPROF_TAG_LOAD_CLASS = 0x02,
+    HPROF_TAG_UNLOAD_CLASS = 0x03,
+    HPROF_TAG_STACK_FRAME = 0x04,
+    HPROF_TAG_STACK_TRACE = 0x05,
+    HPROF_TAG_ALLOC_SITES = 0x06,
+    HPROF_TAG_HEAP_SUMMARY = 0x07,
+    HPROF_TAG_START_THREAD = 0x0A,
+    HPROF_TAG_END_THREAD = 0x0B,
+    HPROF_TAG_CPU_SAMPLES = 0x0D,
+    HPROF_TAG_CONTROL_SETTINGS = 0x0E,
+    HPROF_TAG_HEAP_DUMP_SEGMENT = 0x1C,
+    HPROF_TAG_HEAP_DUMP_END = 0x2C,
+};
+
+/* Heap-dump sub-record tags besides the root kinds (enum hprof_root_kind). */
+#define HPROF_SUB_CLASS_DUMP 0x20
+#define HPROF_SUB_INSTANCE_DUMP 0x21
+#define HPROF_SUB_OBJ_ARRAY_DUMP 0x22
+#define HPROF_SUB_PRIM_ARRAY_DUMP 0x23
+
+/* Bytes of a top-level record header: u1 tag, u4 time, u4 length. */
+#define HPROF_RECORD_HEADER_SIZE 9u
+/* Most body bytes of one HEAP DUMP SEGMENT; a single sub-record larger than this gets a
+ * segment of its own. */
+#define HPROF_SEGMENT_LIMIT (1024u * 1024u)
+/* Bytes before the elements of an OBJECT ARRAY DUMP (tag, id, u4 trace, u4 n, class id) and
+ * of a PRIMITIVE ARRAY DUMP (tag, id, u4 trace, u4 n, u1 type). */
+#define HPROF_OBJ_ARRAY_HEADER_SIZE 25u
+#define HPROF_PRIM_ARRAY_HEADER_SIZE 18u
+
+/* The element count an array sub-record is written with: nelems, or, when header_size +
+ * nelems * elem_size would not fit a record length (UINT32_MAX minus a record header), the
+ * largest count that does. The binary writer truncates such arrays (as HotSpot's dumper
+ * does) and says so once on stderr. */
+uint32_t hprof_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size);
+
 /* Size in bytes of a value of this type in the binary format (object = id size, 8). */
 unsigned hprof_type_size(enum hprof_basic_type t);
 /* Java source name of a primitive type ("int"), or NULL for OBJECT. */
 const char *hprof_type_name(enum hprof_basic_type t);
 
 /* Line number of a frame: > 0 a line, or one of these. */
-#define HPROF_LINE_NONE 0      /* no line information available (lineno=n, no table) */
+#define HPROF_LINE_NONE 0 /* no line information available (lineno=n, no table) */
 #define HPROF_LINE_UNKNOWN (-1)
 #define HPROF_LINE_COMPILED (-2)
 #define HPROF_LINE_NATIVE (-3)
@@ -87,7 +126,7 @@ struct hprof_sites_report {
     uint16_t flags;
     float cutoff;
     uint64_t total_live_bytes, total_live_objs, total_alloc_bytes, total_alloc_objs;
-    size_t nrows;                        /* rows already sorted and cut off by the caller */
+    size_t nrows; /* rows already sorted and cut off by the caller */
     const struct hprof_site_row *rows;
 };
 
@@ -105,8 +144,8 @@ struct hprof_cost_row {
 };
 
 struct hprof_cost_report {
-    uint64_t total;     /* the "(total = N)" figure: samples or milliseconds */
-    size_t nrows;       /* sorted by cost, cutoff applied by the caller */
+    uint64_t total; /* the "(total = N)" figure: samples or milliseconds */
+    size_t nrows;   /* sorted by cost, cutoff applied by the caller */
     const struct hprof_cost_row *rows;
 };
 
@@ -175,7 +214,7 @@ struct hprof_root {
     hprof_id object;
     uint32_t thread_serial; /* JNI local, Java frame, native stack, thread block, thread obj */
     int32_t frame_depth;    /* JNI local, Java frame: -1 for empty */
-    uint32_t trace_serial;  /* thread object */
+    uint32_t trace_serial;  /* thread object; JNI global (ascii only; 0 = the empty trace) */
     hprof_id jni_ref;       /* JNI global: the reference's own id */
     const char *class_name; /* sticky class, for the ascii "name=" */
 };
@@ -284,7 +323,10 @@ struct hprof_writer_ops {
     void (*monitor_waited)(struct hprof_writer *w, const char *class_sig, int64_t waited_ms,
                            uint32_t thread_serial);
     void (*monitor_dump)(struct hprof_writer *w, const struct hprof_monitor_dump *d);
-    /* Heap dump: begin, records, end. nobjects/nbytes: true totals of the dump. */
+    /* Heap dump: begin, records, end. nobjects/nbytes: true totals of the dump (ascii only).
+     * Between begin and end call only root, class_dump, instance_dump, obj_array_dump,
+     * prim_array_dump, flush and close: the binary writer drops any other record there (and
+     * dump records outside a dump), saying so once on stderr. close inside a dump ends it. */
     void (*heap_dump_begin)(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes);
     void (*root)(struct hprof_writer *w, const struct hprof_root *r);
     void (*class_dump)(struct hprof_writer *w, const struct hprof_class_dump *c);
@@ -292,7 +334,8 @@ struct hprof_writer_ops {
     void (*obj_array_dump)(struct hprof_writer *w, const struct hprof_obj_array_dump *a);
     void (*prim_array_dump)(struct hprof_writer *w, const struct hprof_prim_array_dump *a);
     void (*heap_dump_end)(struct hprof_writer *w);
-    /* Pushes everything written so far to the sink's descriptor. */
+    /* Pushes everything written so far to the sink's descriptor. With gzip every flush ends
+     * a gzip member: flush after a dump or a batch of records, not after each record. */
     void (*flush)(struct hprof_writer *w);
     /* Closes the sink and frees the writer. */
     void (*close)(struct hprof_writer *w);

@@ -1,0 +1,67 @@
+#include "jvmti_util.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "log.h"
+
+static jvmtiEnv *the_jvmti;
+static JavaVM *the_vm;
+
+jvmtiEnv *agent_jvmti(void) { return the_jvmti; }
+void agent_set_jvmti(jvmtiEnv *jvmti) { the_jvmti = jvmti; }
+JavaVM *agent_vm(void) { return the_vm; }
+void agent_set_vm(JavaVM *vm) { the_vm = vm; }
+
+bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
+{
+    if (err == JVMTI_ERROR_NONE)
+        return false;
+    char *name = NULL;
+    if (jvmti && (*jvmti)->GetErrorName(jvmti, err, &name) == JVMTI_ERROR_NONE && name) {
+        log_error("%s failed: %s (%d)", what, name, (int)err);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    } else {
+        log_error("%s failed: JVMTI error %d", what, (int)err);
+    }
+    return true;
+}
+
+void jvmti_free(jvmtiEnv *jvmti, void *p)
+{
+    if (p)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)p);
+}
+
+bool jvmti_live(jvmtiEnv *jvmti)
+{
+    jvmtiPhase phase = JVMTI_PHASE_DEAD;
+    return (*jvmti)->GetPhase(jvmti, &phase) == JVMTI_ERROR_NONE && phase == JVMTI_PHASE_LIVE;
+}
+
+_Static_assert(sizeof(jvmtiCapabilities) == 16, "jvmtiCapabilities is four 32-bit units");
+
+/* The mask of JVMTI_CAP_VIRTUAL_THREADS_BIT within its 32-bit unit. */
+static uint32_t vthread_mask(void)
+{
+    unsigned bit = JVMTI_CAP_VIRTUAL_THREADS_BIT % 32;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    bit = 31 - bit;
+#endif
+    return UINT32_C(1) << bit;
+}
+
+void jvmti_caps_set_virtual_threads(jvmtiCapabilities *caps)
+{
+    uint32_t units[4];
+    memcpy(units, caps, sizeof units);
+    units[JVMTI_CAP_VIRTUAL_THREADS_BIT / 32] |= vthread_mask();
+    memcpy(caps, units, sizeof units);
+}
+
+bool jvmti_caps_has_virtual_threads(const jvmtiCapabilities *caps)
+{
+    uint32_t units[4];
+    memcpy(units, caps, sizeof units);
+    return (units[JVMTI_CAP_VIRTUAL_THREADS_BIT / 32] & vthread_mask()) != 0;
+}

@@ -1,0 +1,36 @@
+/* Small helpers around jvmtiEnv: the agent's one environment, error names, deallocation. */
+#ifndef HPROF_JVMTI_UTIL_H
+#define HPROF_JVMTI_UTIL_H
+
+#include <jvmti.h>
+#include <stdbool.h>
+
+/* The agent's environment, set once in Agent_OnLoad/OnAttach before any event. */
+jvmtiEnv *agent_jvmti(void);
+void agent_set_jvmti(jvmtiEnv *jvmti);
+
+/* The JavaVM, for agent threads that need a JNIEnv. */
+JavaVM *agent_vm(void);
+void agent_set_vm(JavaVM *vm);
+
+/* Logs "HPROF ERROR: <what> failed: <error name> (<code>)" and returns true if err != NONE. */
+bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what);
+
+/* Deallocates memory JVMTI handed out; NULL is fine. */
+void jvmti_free(jvmtiEnv *jvmti, void *p);
+
+/* True while the VM is in the live phase (JVMTI calls that need it are allowed). */
+bool jvmti_live(jvmtiEnv *jvmti);
+
+/* can_support_virtual_threads (JDK 21+) by bit position, since the JDK 17 jvmti.h this agent
+ * may be compiled against has no such field. jvmtiCapabilities is a struct of one-bit fields
+ * in a fixed order that JVMTI only ever appends to: can_support_virtual_threads is field 44
+ * (counting can_tag_objects as 0), right after can_generate_sampled_object_alloc_events (43).
+ * The C ABIs of the platforms the agent runs on allocate bit-fields from the low bit on
+ * little-endian targets and from the high bit on big-endian ones, in 32-bit units. Whether
+ * the running VM offers it is asked with GetPotentialCapabilities, never assumed. */
+#define JVMTI_CAP_VIRTUAL_THREADS_BIT 44
+void jvmti_caps_set_virtual_threads(jvmtiCapabilities *caps);
+bool jvmti_caps_has_virtual_threads(const jvmtiCapabilities *caps);
+
+#endif

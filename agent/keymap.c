@@ -1,0 +1,161 @@
+#include "keymap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Open addressing with linear probing; slots hold the hash, so most probes compare no keys.
+ * Keys live in chunks that are never moved, so growing the table copies only slots. */
+struct slot {
+    uint64_t hash; /* 0 = empty */
+    const uint8_t *key;
+    uint32_t len;
+    uint32_t value;
+};
+
+struct chunk {
+    struct chunk *next;
+    size_t used, size;
+    uint8_t data[];
+};
+
+struct keymap {
+    struct slot *slots;
+    size_t capacity; /* a power of two */
+    size_t count;
+    struct chunk *chunks;
+};
+
+#define CHUNK_MIN (64 * 1024)
+
+uint64_t keymap_hash(const void *key, size_t len)
+{
+    const uint8_t *p = key;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    h ^= h >> 29;
+    return h ? h : 1; /* 0 marks an empty slot */
+}
+
+struct keymap *keymap_new(size_t initial_capacity)
+{
+    struct keymap *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    size_t cap = 16;
+    while (cap < initial_capacity * 2)
+        cap *= 2;
+    m->slots = calloc(cap, sizeof *m->slots);
+    if (!m->slots) {
+        free(m);
+        return NULL;
+    }
+    m->capacity = cap;
+    return m;
+}
+
+void keymap_free(struct keymap *m)
+{
+    if (!m)
+        return;
+    struct chunk *c = m->chunks;
+    while (c) {
+        struct chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(m->slots);
+    free(m);
+}
+
+static const struct slot *find(const struct keymap *m, const void *key, size_t len, uint64_t h)
+{
+    size_t mask = m->capacity - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const struct slot *s = &m->slots[i];
+        if (s->hash == 0)
+            return s;
+        if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
+            return s;
+    }
+}
+
+bool keymap_get(const struct keymap *m, const void *key, size_t len, uint32_t *value)
+{
+    const struct slot *s = find(m, key, len, keymap_hash(key, len));
+    if (s->hash == 0)
+        return false;
+    *value = s->value;
+    return true;
+}
+
+static const uint8_t *copy_key(struct keymap *m, const void *key, size_t len)
+{
+    struct chunk *c = m->chunks;
+    if (!c || c->size - c->used < len) {
+        size_t size = len > CHUNK_MIN ? len : CHUNK_MIN;
+        c = malloc(sizeof *c + size);
+        if (!c)
+            return NULL;
+        c->size = size;
+        c->used = 0;
+        c->next = m->chunks;
+        m->chunks = c;
+    }
+    uint8_t *dst = c->data + c->used;
+    if (len)
+        memcpy(dst, key, len);
+    c->used += (len + 7) & ~(size_t)7;
+    if (c->used > c->size)
+        c->used = c->size;
+    return dst;
+}
+
+static bool grow(struct keymap *m)
+{
+    size_t cap = m->capacity * 2;
+    struct slot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < m->capacity; i++) {
+        struct slot s = m->slots[i];
+        if (s.hash == 0)
+            continue;
+        size_t j = s.hash & (cap - 1);
+        while (slots[j].hash != 0)
+            j = (j + 1) & (cap - 1);
+        slots[j] = s;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->capacity = cap;
+    return true;
+}
+
+uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t value)
+{
+    if (len > UINT32_MAX)
+        return 0;
+    uint64_t h = keymap_hash(key, len);
+    struct slot *s = (struct slot *)find(m, key, len, h);
+    if (s->hash != 0)
+        return s->value;
+    if ((m->count + 1) * 4 > m->capacity * 3) { /* keep the load under 3/4 */
+        if (!grow(m))
+            return 0;
+        s = (struct slot *)find(m, key, len, h);
+    }
+    const uint8_t *copy = copy_key(m, key, len);
+    if (!copy)
+        return 0;
+    s->hash = h;
+    s->key = copy;
+    s->len = (uint32_t)len;
+    s->value = value;
+    m->count++;
+    return value;
+}
+
+size_t keymap_count(const struct keymap *m) { return m->count; }

@@ -1,0 +1,28 @@
+/* A hash map from byte-string keys to 32-bit values, the index under every agent table
+ * (strings, methods, frames, traces). Pure C, not thread-safe: each table holds its own lock.
+ * Keys are copied into the map's own arena, so callers may pass stack buffers. */
+#ifndef HPROF_KEYMAP_H
+#define HPROF_KEYMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct keymap;
+
+struct keymap *keymap_new(size_t initial_capacity);
+void keymap_free(struct keymap *m);
+
+/* Finds key; returns true and sets *value if present. */
+bool keymap_get(const struct keymap *m, const void *key, size_t len, uint32_t *value);
+
+/* Inserts key -> value unless key is present. Returns the value now stored (the existing one
+ * if key was already there), or 0 if memory ran out (0 is never a valid value). */
+uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t value);
+
+size_t keymap_count(const struct keymap *m);
+
+/* FNV-1a over bytes; exposed so tables can pre-hash. */
+uint64_t keymap_hash(const void *key, size_t len);
+
+#endif

@@ -1,0 +1,168 @@
+#include "thread_table.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "jvmti_util.h"
+#include "output.h"
+#include "segarray.h"
+#include "string_table.h"
+#include "tags.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct segarray entries; /* serial = index + 1 */
+
+int threads_init(void)
+{
+    segarray_init(&entries, sizeof(struct thread_info));
+    return 0;
+}
+
+struct thread_info *threads_get(uint32_t serial)
+{
+    if (serial == 0 || serial > segarray_count(&entries))
+        return NULL;
+    return segarray_at(&entries, serial - 1);
+}
+
+uint32_t threads_count(void) { return segarray_count(&entries); }
+
+static hprof_id group_name(jvmtiEnv *jvmti, JNIEnv *jni, jthreadGroup group, jthreadGroup *parent)
+{
+    jvmtiThreadGroupInfo gi;
+    memset(&gi, 0, sizeof gi);
+    if (!group || (*jvmti)->GetThreadGroupInfo(jvmti, group, &gi) != JVMTI_ERROR_NONE)
+        return 0;
+    hprof_id id = strings_intern(gi.name);
+    jvmti_free(jvmti, gi.name);
+    if (parent)
+        *parent = gi.parent;
+    else if (gi.parent)
+        (*jni)->DeleteLocalRef(jni, gi.parent);
+    return id;
+}
+
+static hprof_id object_id(jvmtiEnv *jvmti, jthread thread)
+{
+    jlong tag = 0;
+    if ((*jvmti)->GetTag(jvmti, thread, &tag) != JVMTI_ERROR_NONE)
+        return 0;
+    if (tag == 0) {
+        tag = (jlong)tag_make(0, tags_next_serial());
+        (*jvmti)->SetTag(jvmti, thread, tag);
+    }
+    return (hprof_id)tag;
+}
+
+static struct thread_info *create(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    jvmtiThreadInfo ti;
+    memset(&ti, 0, sizeof ti);
+    if ((*jvmti)->GetThreadInfo(jvmti, thread, &ti) != JVMTI_ERROR_NONE)
+        return NULL;
+    hprof_id name_id = strings_intern(ti.name ? ti.name : "");
+    jvmti_free(jvmti, ti.name);
+    jthreadGroup parent = NULL;
+    hprof_id group_id = group_name(jvmti, jni, ti.thread_group, &parent);
+    hprof_id parent_id = group_name(jvmti, jni, parent, NULL);
+    if (ti.thread_group)
+        (*jni)->DeleteLocalRef(jni, ti.thread_group);
+    if (parent)
+        (*jni)->DeleteLocalRef(jni, parent);
+    if (ti.context_class_loader)
+        (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+
+    pthread_mutex_lock(&lock);
+    struct thread_info *t = NULL;
+    void *existing = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &existing) == JVMTI_ERROR_NONE &&
+        existing) {
+        t = existing; /* registered meanwhile by another thread */
+    } else {
+        uint32_t i = segarray_append(&entries);
+        if (i != UINT32_MAX) {
+            t = segarray_at(&entries, i);
+            t->serial = i + 1;
+            t->object_id = object_id(jvmti, thread);
+            t->name_id = name_id;
+            t->group_id = group_id;
+            t->parent_group_id = parent_id;
+            t->trace_serial = HPROF_TRACE_SERIAL_NONE;
+            (*jvmti)->SetThreadLocalStorage(jvmti, thread, t);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return t;
+}
+
+static void write_start(struct thread_info *t)
+{
+    struct hprof_writer *w = output_lock();
+    if (w && !t->start_written) {
+        t->start_written = true;
+        strings_write_once(w, t->name_id);
+        strings_write_once(w, t->group_id);
+        strings_write_once(w, t->parent_group_id);
+        struct hprof_thread_info view = {
+            .thread_serial = t->serial,
+            .thread_obj = t->object_id,
+            .trace_serial = t->trace_serial,
+            .name_id = t->name_id,
+            .group_id = t->group_id,
+            .parent_group_id = t->parent_group_id,
+            .name = strings_text(t->name_id),
+            .group = strings_text(t->group_id),
+            .parent_group = strings_text(t->parent_group_id),
+        };
+        w->ops->thread_start(w, &view);
+    }
+    output_unlock();
+}
+
+struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    void *p = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &p) == JVMTI_ERROR_NONE && p)
+        return p;
+    struct thread_info *t = create(jvmti, jni, thread);
+    if (t)
+        write_start(t);
+    return t;
+}
+
+struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    void *p = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &p) == JVMTI_ERROR_NONE && p)
+        return p;
+    return threads_of(jvmti, jni, thread);
+}
+
+void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    threads_of(jvmti, jni, thread);
+}
+
+void threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    struct thread_info *t = threads_of(jvmti, jni, thread);
+    if (!t || atomic_exchange(&t->ended, true))
+        return;
+    struct hprof_writer *w = output_lock();
+    if (w && t->start_written)
+        w->ops->thread_end(w, t->serial);
+    output_unlock();
+}
+
+void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    if (jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        threads_of(jvmti, jni, threads[i]);
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    jvmti_free(jvmti, threads);
+}

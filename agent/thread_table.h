@@ -1,0 +1,44 @@
+/* Java threads with stable serials. Each thread's entry hangs off JVMTI thread-local
+ * storage, so finding the current thread's serial costs no lock. THREAD START and THREAD END
+ * records are written as threads start and end. Thread-safe. */
+#ifndef HPROF_THREAD_TABLE_H
+#define HPROF_THREAD_TABLE_H
+
+#include <jvmti.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+struct thread_info {
+    uint32_t serial;
+    hprof_id object_id; /* the Thread object's tag */
+    hprof_id name_id, group_id, parent_group_id;
+    uint32_t trace_serial;   /* stack when it started */
+    _Atomic(bool) ended;
+    bool start_written;      /* guarded by the output lock */
+};
+
+int threads_init(void);
+
+/* The entry of thread (NULL = the current thread), registering it on first sight. */
+struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
+/* The entry of the current thread, which an event callback was given as thread: one
+ * thread-local-storage read with no thread lookup once the thread is registered (a virtual
+ * thread mounted on its carrier included, JDK 21+), else threads_of(thread). About 0.1 us
+ * against 0.5 us for threads_of with a jthread. */
+struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
+/* ThreadStart / ThreadEnd: register and write THREAD START; write THREAD END. */
+void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+void threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
+/* Registers every live thread (at VM init or attach). */
+void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni);
+
+struct thread_info *threads_get(uint32_t serial);
+uint32_t threads_count(void);
+
+#endif

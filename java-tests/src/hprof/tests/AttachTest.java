@@ -1,0 +1,80 @@
+package hprof.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** jcmd <pid> JVMTI.agent_load into a running VM, with real option strings. */
+class AttachTest {
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> jdks() {
+        return StartupTest.jdks();
+    }
+
+    record Target(Process process, Path dir, Path stop) {}
+
+    static Target start(Path jdk, String name) throws Exception {
+        Path dir = Jvm.workDir(name);
+        Path stop = dir.resolve("stop");
+        Process p = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", Jvm.programs().toString(),
+                "Sleeper", stop.toString())
+                .directory(dir.toFile()).redirectOutput(dir.resolve("out.txt").toFile())
+                .redirectError(dir.resolve("err.txt").toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!Files.readString(dir.resolve("out.txt")).contains("sleeper ready")) {
+            if (System.nanoTime() > deadline || !p.isAlive())
+                throw new AssertionError("Sleeper did not start: " + Files.readString(dir.resolve("err.txt")));
+            Thread.sleep(50);
+        }
+        return new Target(p, dir, stop);
+    }
+
+    static Jvm.Result jcmd(Path jdk, Target t, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new java.util.ArrayList<>(List.of(jdk.resolve("bin/jcmd").toString(),
+                Long.toString(t.process().pid())));
+        cmd.addAll(List.of(args));
+        return Jvm.exec(cmd, t.dir(), Map.of(), 60);
+    }
+
+    static String finish(Target t) throws Exception {
+        Files.writeString(t.stop(), "");
+        assertTrue(t.process().waitFor(60, TimeUnit.SECONDS), "target did not exit");
+        assertEquals(0, t.process().exitValue(), Files.readString(t.dir().resolve("err.txt")));
+        return Files.readString(t.dir().resolve("err.txt"));
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void attachWithQuotedOptionsWritesTheProfile(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach");
+        Path out = t.dir().resolve("attached.hprof");
+        Jvm.Result r = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
+                "\"heap=sites,format=b,file=" + out + "\"");
+        assertTrue(r.out().contains("return code: 0"), r.describe());
+        finish(t);
+        HprofRead.Report report = HprofRead.check(out);
+        assertEquals(0, report.exit(), report.output());
+        assertTrue(report.count("START THREAD") >= 2, report.output());
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void unquotedOptionsAreRefusedWithAHintAndTheVmKeepsRunning(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-bad");
+        Jvm.Result r = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(), "heap=sites,format=b");
+        assertTrue(r.out().contains("return code: -1") || r.out().contains("return code: 1")
+                || !r.out().contains("return code: 0"), r.describe());
+        String err = finish(t);
+        assertTrue(err.contains("HPROF ERROR"), err);
+        assertTrue(err.contains("inner quotes"), err);
+    }
+}

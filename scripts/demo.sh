@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The main job: profile the bundled demo program with heap=sites,format=b, write java.hprof,
+# and show a summary of it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+[ -f build/agent/libhprof.so ] || ./scripts/setup.sh
+ninja -C build >/dev/null
+out="$root/build/demo"
+mkdir -p "$out/classes"
+javac -d "$out/classes" java-tests/programs/Demo.java
+cd "$out"
+rm -f java.hprof
+java -agentpath:"$root/build/agent/libhprof.so=heap=sites,format=b" -cp classes Demo
+echo
+echo "profile written to $out/java.hprof ($(stat -c %s java.hprof) bytes)"
+echo
+"$root/build/tools/hprof-read" --top 10 java.hprof

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the build and test dependencies from Debian (as root, or with sudo) and configures
+# the build directory `build/`. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=(meson ninja-build gcc pkg-config check zlib1g-dev openjdk-17-jdk-headless junit5 visualvm python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ -d build ]; then
+  meson setup --reconfigure build >/dev/null
+else
+  meson setup build >/dev/null
+fi
+ninja -C build

@@ -1,0 +1,159 @@
+/*
+ * hprof_parse: a strict, streaming reader of HPROF binary files (plain or gzip).
+ *
+ * It reads the whole input once, checks every rule listed in doc/tools.md, reports each
+ * violation through a callback with its byte offset (in the uncompressed stream), and fills
+ * a summary (counts, top allocation sites, top CPU sample traces, per heap dump statistics).
+ * Pure C11 + zlib; no JVMTI.
+ */
+#ifndef HPROF_PARSE_H
+#define HPROF_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum hprof_severity { HPROF_WARNING = 0, HPROF_ERROR = 1 };
+
+/* Kinds of violations; hprof_kind_name() gives the stable name used in --json. */
+enum hprof_kind {
+    HK_GZIP,         /* "gzip": corrupt or truncated gzip data */
+    HK_HEADER,       /* "header": bad format name, id size */
+    HK_TRUNCATED,    /* "truncated": input ends inside the header or a record */
+    HK_UNKNOWN_TAG,  /* "unknown-tag": top-level record tag not in the spec */
+    HK_LENGTH,       /* "length": record body length does not match its structure */
+    HK_ZERO_LENGTH,  /* "zero-length": record of length 0 other than HEAP DUMP END */
+    HK_DUPLICATE,    /* "duplicate": string id, frame id, trace/class/thread serial defined twice */
+    HK_ZERO_ID,      /* "zero-id": id or serial 0 where 0 is reserved */
+    HK_STRING,       /* "undefined-string": string id not defined by an earlier STRING */
+    HK_CLASS_SERIAL, /* "undefined-class": class serial not defined by an earlier LOAD CLASS */
+    HK_FRAME,        /* "undefined-frame": frame id not defined by an earlier STACK FRAME */
+    HK_TRACE,        /* "undefined-trace": trace serial 0 or not defined by an earlier trace */
+    HK_THREAD,       /* "undefined-thread": thread serial not defined by START THREAD */
+    HK_SEGMENT,      /* "segment": HEAP DUMP SEGMENT / HEAP DUMP END sequence broken */
+    HK_SUBRECORD,    /* "subrecord": unknown heap-dump sub-record tag or basic type */
+    HK_STRADDLE,     /* "straddle": sub-record crossing the end of its (segment) record */
+    HK_CLASS_DUMP,   /* "class-dump": CLASS DUMP without LOAD CLASS, bad superclass chain */
+    HK_INSTANCE,     /* "instance-class": INSTANCE/OBJECT ARRAY DUMP of a class not dumped */
+    HK_FIELD_SIZE,   /* "field-size": instance value bytes != sum of instance field sizes */
+    HK_DANGLING,     /* "dangling": reference to an object that is not in the dump */
+    HK_DUP_OBJECT,   /* "duplicate-object": same object id dumped twice */
+    HK_NKINDS
+};
+
+const char *hprof_kind_name(enum hprof_kind k);
+
+/* Called once per shown violation (see max_reports). offset is in the uncompressed stream. */
+typedef void (*hprof_report_fn)(void *ctx, enum hprof_severity sev, enum hprof_kind kind,
+                                uint64_t offset, const char *msg);
+
+struct hprof_opts {
+    bool lenient_traces;     /* see doc/tools.md: relaxes heap-dump and LOAD CLASS traces */
+    bool strict_threads;     /* undefined thread serials are errors, not warnings */
+    uint64_t allow_dangling; /* up to this many dangling references per dump are warnings */
+    unsigned top_n;          /* rows in the top lists */
+    unsigned max_reports;    /* messages shown per kind (0 = all); all are counted */
+};
+
+/* Root kinds, in this order in hprof_dump_summary.roots[] */
+enum hprof_root {
+    HR_UNKNOWN,
+    HR_JNI_GLOBAL,
+    HR_JNI_LOCAL,
+    HR_JAVA_FRAME,
+    HR_NATIVE_STACK,
+    HR_STICKY_CLASS,
+    HR_THREAD_BLOCK,
+    HR_MONITOR_USED,
+    HR_THREAD_OBJECT,
+    HR_NKINDS
+};
+const char *hprof_root_name(enum hprof_root r);   /* "unknown", "jni_global", ... */
+const char *hprof_tag_name(unsigned tag);         /* "STRING", ...; NULL for unknown tags */
+const char *hprof_type_name(unsigned basic_type); /* "int", ...; NULL if invalid */
+
+struct hprof_site_row {
+    char *class_name; /* resolved via LOAD CLASS -> STRING; "?" if unresolvable */
+    char *frame;      /* top frame of the trace, "" if none */
+    uint8_t array_type;
+    uint32_t class_serial, trace;
+    uint32_t live_bytes, live_instances, alloc_bytes, alloc_instances;
+};
+
+struct hprof_sample_row {
+    char *frame;
+    uint32_t trace, count;
+};
+
+struct hprof_class_row {
+    char *name;        /* class name, or "int[]" etc. for primitive arrays */
+    uint64_t class_id; /* 0 for primitive arrays */
+    uint64_t count, bytes;
+};
+
+struct hprof_dump_summary {
+    uint64_t offset; /* of the first HEAP DUMP / HEAP DUMP SEGMENT record */
+    bool segmented;  /* 0x1C..0x2C rather than one 0x0C record */
+    bool complete;   /* every sub-record parsed (integrity checks ran) */
+    uint64_t segments, bytes;
+    uint64_t classes, instances, instance_bytes;
+    uint64_t object_arrays, object_array_elements;
+    uint64_t primitive_arrays, primitive_array_bytes;
+    uint64_t roots[HR_NKINDS], roots_total;
+    uint64_t references, dangling;
+    size_t ntop;
+    struct hprof_class_row *top;
+};
+
+struct hprof_summary {
+    char version[32];
+    uint32_t id_size;
+    uint64_t timestamp_ms;
+    bool gzip;
+    uint64_t bytes; /* uncompressed bytes read */
+    uint64_t records;
+    uint64_t tag_counts[256];
+    uint64_t strings, classes, classes_unloaded, frames, traces, threads_started, threads_ended;
+
+    uint64_t alloc_sites_records; /* the fields below describe the last one */
+    uint16_t sites_flags;
+    float sites_cutoff;
+    uint32_t sites_live_bytes, sites_live_instances;
+    uint64_t sites_alloc_bytes, sites_alloc_instances;
+    uint32_t nsites;
+    size_t nsite_rows;
+    struct hprof_site_row *site_rows;
+
+    uint64_t heap_summary_records; /* last one */
+    uint32_t hs_live_bytes, hs_live_instances;
+    uint64_t hs_alloc_bytes, hs_alloc_instances;
+
+    uint64_t cpu_samples_records; /* last one */
+    uint32_t cpu_total, cpu_ntraces;
+    size_t ncpu_rows;
+    struct hprof_sample_row *cpu_rows;
+
+    uint64_t control_settings_records; /* last one */
+    uint32_t control_flags;
+    uint16_t control_depth;
+
+    size_t ndumps;
+    struct hprof_dump_summary *dumps;
+
+    uint64_t errors, warnings;
+    uint64_t kind_counts[HK_NKINDS]; /* violations of each kind (errors and warnings) */
+    uint64_t kind_shown[HK_NKINDS];  /* how many of them were passed to the callback */
+};
+
+/*
+ * Parse the input on fd (a file or a pipe; gzip is detected from the magic bytes).
+ * Returns 0 when the input was read to the end (violations or not: see sum->errors),
+ * -1 on an I/O or memory error (message in errbuf). sum must be freed with
+ * hprof_summary_free() in both cases.
+ */
+int hprof_parse_fd(int fd, const struct hprof_opts *opts, hprof_report_fn report, void *ctx,
+                   struct hprof_summary *sum, char *errbuf, size_t errlen);
+
+void hprof_summary_free(struct hprof_summary *sum);
+
+#endif
