@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "class_table.h"
+#include "cpu_times.h"
 #include "dump.h"
 #include "frame_table.h"
 #include "jvmti_util.h"
@@ -20,6 +21,7 @@
 
 /* Every profile the agent knows, in the order their sections appear in a dump. */
 static const struct hprof_profile *const all_profiles[] = {
+    &cpu_times_profile,
     &monitor_profile,
 };
 
@@ -59,9 +61,10 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
-    (void)jni;
-    (void)thread;
     classes_serial_of(jvmti, klass);
+    FOR_EACH_PROFILE(p)
+    if (p->class_prepare)
+        p->class_prepare(jvmti, jni, thread, klass);
 }
 
 static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
