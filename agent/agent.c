@@ -8,6 +8,7 @@
 #include "alloc_sites.h"
 #include "class_table.h"
 #include "cpu_samples.h"
+#include "cpu_times.h"
 #include "dump.h"
 #include "frame_table.h"
 #include "heap_dump.h"
@@ -29,6 +30,7 @@ static const struct hprof_profile *const all_profiles[] = {
     &heap_dump_profile,
     &sites_profile,
     &cpu_samples_profile,
+    &cpu_times_profile,
     &monitor_profile,
 };
 
@@ -68,9 +70,10 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
-    (void)jni;
-    (void)thread;
     classes_serial_of(jvmti, klass);
+    FOR_EACH_PROFILE(p)
+    if (p->class_prepare)
+        p->class_prepare(jvmti, jni, thread, klass);
 }
 
 static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
@@ -174,10 +177,6 @@ static jint start_agent(JavaVM *vm, const char *option_string, bool live)
     }
     if (options.warnings[0])
         fputs(options.warnings, stderr);
-    /* The class-file rewriter is in (rewriter/), its agent side not yet: say so, never ignore. */
-    if (options.cpu == HPROF_CPU_TIMES || options.cpu == HPROF_CPU_OLD)
-        log_warning("cpu=%s is not implemented in this build yet: no CPU TIME will be written",
-                    options.cpu == HPROF_CPU_TIMES ? "times" : "old");
     log_set_verbose(options.verbose);
 
     jvmtiEnv *jvmti = NULL;

@@ -76,6 +76,8 @@ struct hprof_profile {
     void (*vm_init)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
     void (*thread_start)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
     void (*thread_end)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+    /* ClassPrepare (after the core registered the class). */
+    void (*class_prepare)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
     /* Writes its sections for one dump; takes output_lock() itself for the writing, and
      * writes the traces (traces_write_once) its rows name before the rows. */
     void (*dump)(const struct dump_request *req);

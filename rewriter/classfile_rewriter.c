@@ -1033,5 +1033,13 @@ bool rewriter_should_skip(const char *class_name)
         if (strncmp(class_name, nested[i], n) == 0 && (class_name[n] == 0 || class_name[n] == '$'))
             return true;
     }
+    /* LambdaForm code pre-generated into the CDS archive: the same code the VM otherwise spins
+     * as hidden classes, which never reach the hook. */
+    static const char *const holders[] = {
+        "java/lang/invoke/Invokers$Holder", "java/lang/invoke/DirectMethodHandle$Holder",
+        "java/lang/invoke/DelegatingMethodHandle$Holder", "java/lang/invoke/LambdaForm$Holder"};
+    for (size_t i = 0; i < sizeof(holders) / sizeof(holders[0]); i++)
+        if (strcmp(class_name, holders[i]) == 0)
+            return true;
     return false;
 }

@@ -79,6 +79,12 @@ void rewrite_result_free(struct rewrite_result *r);
  *   (and its nested classes)       leaves these frames through intrinsics (enterSpecial,
  *                                  doYield) and freezes/thaws them; extra calls there are not
  *                                  worth the risk.
+ *   java/lang/invoke/...$Holder    LambdaForm code pre-generated into the CDS archive (Invokers,
+ *   (the four LambdaForm holders)  DirectMethodHandle, DelegatingMethodHandle, LambdaForm): the
+ *                                  same code is spun as hidden classes when not archived, and
+ *                                  those never reach the hook, so counting it would depend on
+ *                                  the archive; it is plumbing of invokedynamic and method
+ *                                  handles, hidden from stack traces too.
  * Nothing else is needed for safety: the tracker itself calls only Thread.currentThread() and its
  * own natives (native methods are never rewritten), so no rewritten Java method runs inside it. */
 bool rewriter_should_skip(const char *class_name);

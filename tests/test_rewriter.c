@@ -1206,6 +1206,12 @@ START_TEST(test_skip_list)
     ck_assert(!rewriter_should_skip("jdk/internal/vm/ContinuationScope"));
     ck_assert(!rewriter_should_skip("hprofx/Y"));
     ck_assert(!rewriter_should_skip("com/example/Main"));
+    ck_assert(rewriter_should_skip("java/lang/invoke/Invokers$Holder"));
+    ck_assert(rewriter_should_skip("java/lang/invoke/DirectMethodHandle$Holder"));
+    ck_assert(rewriter_should_skip("java/lang/invoke/DelegatingMethodHandle$Holder"));
+    ck_assert(rewriter_should_skip("java/lang/invoke/LambdaForm$Holder"));
+    ck_assert(!rewriter_should_skip("java/lang/invoke/Invokers"));
+    ck_assert(!rewriter_should_skip("java/lang/invoke/DirectMethodHandle"));
 }
 END_TEST
 

@@ -1545,6 +1545,20 @@ START_TEST(test_ascii_cpu)
                 "   1 56.57% 56.57%     200 300175 CpuBusy.hotA\n"
                 "   2 43.43% 100.00% 1000000 300176 CpuBusy.hotB\n"
                 "CPU TIME (ms) END\n");
+    /* Rows finer than the total: percentages from cost_total, the total still in ms. */
+    struct hprof_cost_row nsrows[] = {
+        {.trace_serial = 176, .count = 3, .cost = 2500000, .method = "CpuBusy.hotA"},
+        {.trace_serial = 177, .count = 12345, .cost = 400000, .method = "CpuBusy.leaf"},
+    };
+    struct hprof_cost_report nr = {.total = 3, .nrows = 2, .rows = nsrows, .cost_total = 3000000};
+    m = mark_of(w);
+    w->ops->cpu_times(w, &nr);
+    ASSERT_TEXT(w, m,
+                "CPU TIME (ms) BEGIN (total = 3) Sat Nov 21 04:54:29 2026\n"
+                "rank   self  accum   count trace method\n"
+                "   1 83.33% 83.33%       3 300175 CpuBusy.hotA\n"
+                "   2 13.33% 96.67%   12345 300176 CpuBusy.leaf\n"
+                "CPU TIME (ms) END\n");
 
     /* cpu=old */
     struct hprof_method_time_row mrows[] = {

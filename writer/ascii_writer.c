@@ -181,12 +181,12 @@ static void ascii_heap_summary(struct hprof_writer *w, const struct hprof_heap_s
 /* The ranked table shared by CPU SAMPLES, CPU TIME and MONITOR TIME. */
 static void cost_rows(struct hprof_writer *w, const struct hprof_cost_report *r, const char *suffix)
 {
-    uint64_t accum = 0;
+    uint64_t accum = 0, of = r->cost_total ? r->cost_total : r->total;
     for (size_t i = 0; i < r->nrows; i++) {
         const struct hprof_cost_row *c = &r->rows[i];
         accum += c->cost;
-        OUT(w, "%4zu %5.2f%% %5.2f%% %7" PRIu64 " %5llu %s%s\n", i + 1, percent(c->cost, r->total),
-            percent(accum, r->total), c->count, trace_no(c->trace_serial),
+        OUT(w, "%4zu %5.2f%% %5.2f%% %7" PRIu64 " %5llu %s%s\n", i + 1, percent(c->cost, of),
+            percent(accum, of), c->count, trace_no(c->trace_serial),
             str_or(c->method, "<Unknown Method>"), suffix);
     }
 }

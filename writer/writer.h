@@ -139,7 +139,7 @@ struct hprof_heap_summary {
 struct hprof_cost_row {
     uint32_t trace_serial;
     uint64_t count;     /* samples (cpu=samples), exact calls (cpu=times), contentions */
-    uint64_t cost;      /* what the percentages are of: samples, ms, ms */
+    uint64_t cost;      /* what the percentages are of: samples, ns (cpu=times), ms */
     const char *method; /* "java.lang.Object.wait" or, for monitors, "java.lang.Object" */
 };
 
@@ -147,6 +147,9 @@ struct hprof_cost_report {
     uint64_t total; /* the "(total = N)" figure: samples or milliseconds */
     size_t nrows;   /* sorted by cost, cutoff applied by the caller */
     const struct hprof_cost_row *rows;
+    /* What the percentages are of, in the rows' cost unit, when that is finer than total's
+     * (cpu=times: rows in ns, total in ms); 0 = total. */
+    uint64_t cost_total;
 };
 
 /* cpu=old: one row per method, the older layout (documented in doc/). */

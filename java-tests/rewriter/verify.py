@@ -10,10 +10,11 @@
   verify.py compile --jdk HOME --release R [--debug g|none] --work DIR --stamp FILE SRC_DIR...
       only compile the fixtures into DIR/classes (tests/test_rewriter sweeps them).
 
-  verify.py probe --agent SO --jdk HOME --release R --work DIR [--options OPTS]... SRC_DIR...
-      run the fixtures under the probe agent (probe_agent.c: the deployment steps of the real
-      tracker: DefineClass in the boot loader, RegisterNatives, module reads, engaged, rewriting
-      in the ClassFileLoadHook) and compare with a run without it.
+  verify.py agent --agent LIBHPROF --jdk HOME --release R --work DIR SRC_DIR...
+      run the fixtures under the real agent with cpu=times (the deployment steps of the tracker:
+      DefineClass in the boot loader, RegisterNatives, module reads, rewriting in the
+      ClassFileLoadHook, retransformation of the classes loaded before) under -Xverify:all and
+      compare with a run without it; each fixture's run() must be counted exactly once.
 
   verify.py old --tool T --jdk HOME --work DIR [--jar JAR]
       class files below version 50 (no StackMapTable; the old type-inferencing verifier):
@@ -155,9 +156,12 @@ RUN_MAIN = '''public class RunMain {
 '''
 
 
-def cmd_probe(a):
-    """Runs the fixtures under the probe agent (java-tests/rewriter/probe_agent.c: the real
-    deployment steps of the tracker) and compares with a run without it."""
+def cmd_agent(a):
+    """Runs the fixtures under the real agent with cpu=times (libhprof.so: the tracker defined in
+    the boot loader, its natives registered, module reads, rewriting in the ClassFileLoadHook,
+    classes loaded earlier retransformed) under -Xverify:all, and compares with a run without
+    it: same transcript, nothing failed, no exit without its entry, and each fixture's run()
+    counted exactly once."""
     import re
     work = fresh(a.work)
     orig = fresh(os.path.join(work, 'classes'))
@@ -172,21 +176,31 @@ def cmd_probe(a):
                universal_newlines=True)
     if base.returncode != 0:
         sys.exit('the fixtures fail without the agent')
-    for opts in a.options:
-        r = run([java, '-Xverify:all', '-agentpath:%s=%s' % (a.agent, opts), '-cp', orig, 'RunMain']
-                + fixtures, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-        sys.stderr.write(r.stderr)
-        m = re.search(r'probe: rewritten (\d+) boot \+ (\d+) other classes, (\d+) left alone, '
-                      r'(\d+) errors; entries (\d+), exits (\d+), exits without entry (\d+)',
-                      r.stderr)
-        if r.returncode != 0 or not m:
-            sys.exit('probe (%s): the JVM failed (status %d)' % (opts, r.returncode))
-        boot, other, _, errs, entries, exits, under = (int(x) for x in m.groups())
-        if r.stdout != base.stdout:
-            sys.exit('probe (%s): the fixtures behave differently under the agent' % opts)
-        if errs or under or boot == 0 or other == 0 or entries == 0 or exits == 0:
-            sys.exit('probe (%s): unexpected counts' % opts)
-        print('probe (%s): passed: %s' % (opts, m.group(0)))
+    out = os.path.join(work, 'cpu.txt')
+    r = run([java, '-Xverify:all', '-agentpath:%s=cpu=times,depth=1,cutoff=0,file=%s' % (a.agent, out),
+             '-cp', orig, 'RunMain'] + fixtures,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    sys.stderr.write(r.stderr)
+    m = re.search(r'cpu=times: rewrote (\d+) boot and (\d+) other classes \((\d+) left alone, '
+                  r'(\d+) failed\), \d+ bound; \d+ threads; (\d+) exits without entry', r.stderr)
+    if r.returncode != 0 or not m:
+        sys.exit('agent: the JVM failed (status %d)' % r.returncode)
+    boot, other, _, failed, unmatched = (int(x) for x in m.groups())
+    if r.stdout != base.stdout:
+        sys.exit('agent: the fixtures behave differently under the agent')
+    if failed or unmatched or boot == 0 or other == 0:
+        sys.exit('agent: unexpected counts: ' + m.group(0))
+    with open(out, errors='replace') as f:
+        text = f.read()
+    section = text[text.index('CPU TIME (ms) BEGIN'):text.index('CPU TIME (ms) END')]
+    counts = {}
+    for line in section.splitlines()[2:]:
+        cols = line.split()
+        counts[cols[5]] = counts.get(cols[5], 0) + int(cols[3])
+    for fx in fixtures:
+        if counts.get(fx + '.run') != 1:
+            sys.exit('agent: %s.run counted %s times, not once' % (fx, counts.get(fx + '.run')))
+    print('agent: passed: %s; %d methods counted' % (m.group(0), len(counts)))
 
 
 STUB = '''package java.lang;
@@ -336,11 +350,10 @@ def main():
     c.add_argument('--stamp', required=True)
     c.add_argument('--jdk', required=True)
     c.add_argument('--work', required=True)
-    pr = sub.add_parser('probe')
+    pr = sub.add_parser('agent')
     pr.add_argument('--agent', required=True)
     pr.add_argument('--release', required=True)
     pr.add_argument('--debug', choices=('g', 'none'), default='g')
-    pr.add_argument('--options', action='append', default=[])
     pr.add_argument('sources', nargs='+')
     o = sub.add_parser('old')
     o.add_argument('--jar')
@@ -356,7 +369,7 @@ def main():
         p.add_argument('--jdk', required=True)
         p.add_argument('--work', required=True)
     a = ap.parse_args()
-    {'fixtures': cmd_fixtures, 'compile': cmd_compile, 'probe': cmd_probe, 'old': cmd_old,
+    {'fixtures': cmd_fixtures, 'compile': cmd_compile, 'agent': cmd_agent, 'old': cmd_old,
      'jdk': cmd_jdk, 'extract': cmd_extract}[a.cmd](a)
 
 

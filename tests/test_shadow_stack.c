@@ -1,0 +1,360 @@
+/* Unit tests of cpu=times bookkeeping (agent/shadow_stack.c): exact call counts per distinct
+ * top of stack, self and inclusive time, exits below the top (exceptions out of super()),
+ * exits of frames never entered, depth changes, growth of every table, and totals over
+ * threads. Times are made up, so every figure is exact. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shadow_stack.h"
+
+#define F(c, m) SHADOW_FRAME(c, m)
+enum { MAIN = 1, MID, LEAF, REC, THROWER, CATCHER };
+#define M(x) F(7, x)
+
+/* The totals row of exactly these frames (top first), or NULL. */
+static const struct shadow_total *row_of(const struct shadow_totals *s, uint32_t thread,
+                                         const shadow_frame *frames, uint32_t n)
+{
+    for (size_t i = 0; i < shadow_totals_count(s); i++) {
+        const struct shadow_total *r = shadow_totals_at(s, i);
+        if (r->thread == thread && r->n == n && memcmp(r->frames, frames, sizeof *frames * n) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+static const struct shadow_method_total *method_of(const struct shadow_totals *s, shadow_frame f)
+{
+    for (size_t i = 0; i < shadow_totals_method_count(s); i++)
+        if (shadow_totals_method_at(s, i)->frame == f)
+            return shadow_totals_method_at(s, i);
+    return NULL;
+}
+
+static struct shadow_totals *totals_of(const struct shadow_thread *t, unsigned depth)
+{
+    struct shadow_totals *s = shadow_totals_new();
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(shadow_totals_add_thread(s, t, 0, depth), 0);
+    return s;
+}
+
+START_TEST(self_time_excludes_callees)
+{
+    struct shadow_thread *t = shadow_thread_new(true, NULL);
+    shadow_enter(t, M(MAIN), 100, 4);
+    shadow_enter(t, M(MID), 110, 4);
+    shadow_enter(t, M(LEAF), 120, 4);
+    shadow_exit(t, M(LEAF), 150); /* leaf: 30 */
+    shadow_exit(t, M(MID), 160);  /* mid: 50 elapsed, 20 self */
+    shadow_exit(t, M(MAIN), 200); /* main: 100 elapsed, 50 self */
+    ck_assert_uint_eq(shadow_height(t), 0);
+    struct shadow_totals *s = totals_of(t, 4);
+    ck_assert_uint_eq(shadow_totals_count(s), 3);
+    shadow_frame k1[] = {M(MAIN)}, k2[] = {M(MID), M(MAIN)}, k3[] = {M(LEAF), M(MID), M(MAIN)};
+    ck_assert_uint_eq(row_of(s, 0, k1, 1)->self, 50);
+    ck_assert_uint_eq(row_of(s, 0, k2, 2)->self, 20);
+    ck_assert_uint_eq(row_of(s, 0, k3, 3)->self, 30);
+    ck_assert_uint_eq(row_of(s, 0, k3, 3)->calls, 1);
+    ck_assert_uint_eq(method_of(s, M(MAIN))->total, 100);
+    ck_assert_uint_eq(method_of(s, M(MID))->total, 50);
+    ck_assert_uint_eq(method_of(s, M(LEAF))->total, 30);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+/* The counts the Java test program (CpuTimesProgram) makes, exactly. */
+static void known_program(struct shadow_thread *t, uint64_t *clock)
+{
+    shadow_enter(t, M(MAIN), ++*clock, 4);
+    int leaves = 0;
+    for (int i = 0; i < 678; i++) {
+        shadow_enter(t, M(MID), ++*clock, 4);
+        int n = 12345 / 678 + (i < 12345 % 678 ? 1 : 0);
+        for (int k = 0; k < n; k++, leaves++) {
+            shadow_enter(t, M(LEAF), ++*clock, 4);
+            shadow_exit(t, M(LEAF), ++*clock);
+        }
+        shadow_exit(t, M(MID), ++*clock);
+    }
+    ck_assert_int_eq(leaves, 12345);
+    for (int r = 0; r < 100; r++) {
+        for (int d = 0; d < 10; d++)
+            shadow_enter(t, M(REC), ++*clock, 4);
+        for (int d = 0; d < 10; d++)
+            shadow_exit(t, M(REC), ++*clock);
+    }
+    for (int i = 0; i < 50; i++) {
+        shadow_enter(t, M(CATCHER), ++*clock, 4);
+        shadow_enter(t, M(THROWER), ++*clock, 4);
+        shadow_exit(t, M(THROWER), ++*clock); /* the handler's exit call, then athrow */
+        shadow_exit(t, M(CATCHER), ++*clock);
+    }
+    shadow_exit(t, M(MAIN), ++*clock);
+}
+
+START_TEST(exact_counts_per_trace)
+{
+    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    uint64_t clock = 0;
+    known_program(t, &clock);
+    struct shadow_totals *s = totals_of(t, 4);
+    shadow_frame leaf[] = {M(LEAF), M(MID), M(MAIN)};
+    shadow_frame mid[] = {M(MID), M(MAIN)};
+    shadow_frame r1[] = {M(REC), M(MAIN)};
+    shadow_frame r2[] = {M(REC), M(REC), M(MAIN)};
+    shadow_frame r3[] = {M(REC), M(REC), M(REC), M(MAIN)};
+    shadow_frame r4[] = {M(REC), M(REC), M(REC), M(REC)};
+    shadow_frame thr[] = {M(THROWER), M(CATCHER), M(MAIN)};
+    ck_assert_uint_eq(row_of(s, 0, leaf, 3)->calls, 12345);
+    ck_assert_uint_eq(row_of(s, 0, leaf, 3)->self, 12345);
+    ck_assert_uint_eq(row_of(s, 0, mid, 2)->calls, 678);
+    ck_assert_uint_eq(row_of(s, 0, r1, 2)->calls, 100);
+    ck_assert_uint_eq(row_of(s, 0, r2, 3)->calls, 100);
+    ck_assert_uint_eq(row_of(s, 0, r3, 4)->calls, 100);
+    ck_assert_uint_eq(row_of(s, 0, r4, 4)->calls, 700);
+    ck_assert_uint_eq(row_of(s, 0, thr, 3)->calls, 50);
+    ck_assert_uint_eq(method_of(s, M(REC))->calls, 1000);
+    ck_assert_uint_eq(method_of(s, M(LEAF))->calls, 12345);
+    ck_assert_uint_eq(shadow_totals_count(s), 9); /* main, mid, leaf, 4 rec, catcher, thrower */
+    /* every tick but the first is inside main */
+    uint64_t self = 0;
+    for (size_t i = 0; i < shadow_totals_count(s); i++)
+        self += shadow_totals_at(s, i)->self;
+    ck_assert_uint_eq(self, clock - 1);
+    shadow_totals_free(s);
+
+    /* depth 1: one row per method */
+    s = totals_of(t, 1);
+    shadow_frame rec[] = {M(REC)};
+    ck_assert_uint_eq(row_of(s, 0, rec, 1)->calls, 1000);
+    ck_assert_uint_eq(shadow_totals_count(s), 6);
+    shadow_totals_free(s);
+    /* depth 0: everything in the empty trace */
+    s = totals_of(t, 0);
+    ck_assert_uint_eq(shadow_totals_count(s), 1);
+    ck_assert_uint_eq(shadow_totals_at(s, 0)->n, 0);
+    ck_assert_uint_eq(shadow_totals_at(s, 0)->calls, 1 + 678 + 12345 + 1000 + 100);
+    shadow_totals_free(s);
+    ck_assert_uint_eq(shadow_thread_stats(t).unmatched_exits, 0);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(recursion_counts_inclusive_time_once)
+{
+    struct shadow_thread *t = shadow_thread_new(true, NULL);
+    uint64_t now = 0;
+    for (int d = 0; d < 10; d++)
+        shadow_enter(t, M(REC), now += 10, 4);
+    for (int d = 0; d < 10; d++)
+        shadow_exit(t, M(REC), now += 10);
+    struct shadow_totals *s = totals_of(t, 4);
+    const struct shadow_method_total *m = method_of(s, M(REC));
+    ck_assert_uint_eq(m->calls, 10);
+    ck_assert_uint_eq(m->total, 190); /* outermost entry at 10, exit at 200 */
+    ck_assert_uint_eq(m->self, 190);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(exit_below_top_unwinds)
+{
+    /* A constructor whose super() threw: its own exit is missing, the caller's comes. */
+    struct shadow_thread *t = shadow_thread_new(true, NULL);
+    shadow_enter(t, M(MAIN), 0, 4);
+    shadow_enter(t, M(MID), 10, 4);
+    shadow_enter(t, M(LEAF), 20, 4);
+    shadow_enter(t, M(REC), 30, 4);
+    shadow_exit(t, M(MID), 70);
+    ck_assert_uint_eq(shadow_height(t), 1);
+    ck_assert_uint_eq(shadow_thread_stats(t).unwound, 2);
+    shadow_exit(t, M(MAIN), 100);
+    struct shadow_totals *s = totals_of(t, 4);
+    shadow_frame rec[] = {M(REC), M(LEAF), M(MID), M(MAIN)};
+    shadow_frame leaf[] = {M(LEAF), M(MID), M(MAIN)};
+    shadow_frame mid[] = {M(MID), M(MAIN)};
+    ck_assert_uint_eq(row_of(s, 0, rec, 4)->self, 40);
+    ck_assert_uint_eq(row_of(s, 0, leaf, 3)->self, 10);
+    ck_assert_uint_eq(row_of(s, 0, mid, 2)->self, 10);
+    ck_assert_uint_eq(method_of(s, M(LEAF))->total, 50);
+    ck_assert_uint_eq(method_of(s, M(MAIN))->total, 100);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(exit_never_entered_is_ignored)
+{
+    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    shadow_exit(t, M(MAIN), 5); /* empty stack */
+    shadow_enter(t, M(MID), 10, 4);
+    shadow_exit(t, M(LEAF), 15); /* not on the stack */
+    ck_assert_uint_eq(shadow_height(t), 1);
+    shadow_exit(t, M(MID), 20);
+    ck_assert_uint_eq(shadow_thread_stats(t).unmatched_exits, 2);
+    struct shadow_totals *s = totals_of(t, 4);
+    ck_assert_uint_eq(shadow_totals_count(s), 1);
+    ck_assert_uint_eq(shadow_totals_at(s, 0)->self, 10);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(depth_change_keeps_old_nodes)
+{
+    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    shadow_enter(t, M(MAIN), 0, 2);
+    shadow_enter(t, M(MID), 0, 2);
+    shadow_enter(t, M(LEAF), 0, 2);
+    shadow_exit(t, M(LEAF), 1);
+    shadow_enter(t, M(LEAF), 1, 3); /* depth 3 from now on */
+    shadow_exit(t, M(LEAF), 2);
+    shadow_exit(t, M(MID), 2);
+    shadow_exit(t, M(MAIN), 2);
+    struct shadow_totals *s = totals_of(t, 3);
+    shadow_frame l2[] = {M(LEAF), M(MID)}, l3[] = {M(LEAF), M(MID), M(MAIN)};
+    ck_assert_uint_eq(row_of(s, 0, l2, 2)->calls, 1);
+    ck_assert_uint_eq(row_of(s, 0, l3, 3)->calls, 1);
+    shadow_totals_free(s);
+    s = totals_of(t, 2); /* cut to 2 frames: the two merge */
+    ck_assert_uint_eq(row_of(s, 0, l2, 2)->calls, 2);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(callee_table_grows_under_an_open_call)
+{
+    /* depth 1: [REC] calls itself, so the entry of the inner REC points into [REC]'s callee
+     * table, which then grows as REC calls new methods. */
+    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    uint64_t now = 0;
+    shadow_enter(t, M(REC), now++, 1);
+    shadow_enter(t, M(REC), now++, 1);
+    for (uint32_t m = 0; m < 100; m++) {
+        shadow_enter(t, F(20, m), now++, 1);
+        shadow_exit(t, F(20, m), now++);
+    }
+    shadow_exit(t, M(REC), now++);
+    shadow_exit(t, M(REC), now++);
+    ck_assert_uint_eq(shadow_height(t), 0);
+    struct shadow_totals *s = totals_of(t, 1);
+    shadow_frame rec[] = {M(REC)};
+    ck_assert_uint_eq(row_of(s, 0, rec, 1)->calls, 2);
+    ck_assert_uint_eq(row_of(s, 0, rec, 1)->self, (now - 1) - 100);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(many_traces_and_methods)
+{
+    /* 20000 methods each called from 3 callers: 60000 traces, every table grows. */
+    struct shadow_thread *t = shadow_thread_new(true, NULL);
+    uint64_t now = 0;
+    shadow_enter(t, M(MAIN), now++, 3);
+    for (int c = 0; c < 3; c++) {
+        shadow_enter(t, F(9, c), now++, 3);
+        for (uint32_t m = 0; m < 20000; m++) {
+            for (uint32_t k = 0; k <= m % 3; k++) {
+                shadow_enter(t, F(100 + m / 1000, m), now++, 3);
+                shadow_exit(t, F(100 + m / 1000, m), now++);
+            }
+        }
+        shadow_exit(t, F(9, c), now++);
+    }
+    shadow_exit(t, M(MAIN), now++);
+    ck_assert_uint_eq(shadow_node_count(t), 1 + 1 + 3 + 60000);
+    struct shadow_totals *s = totals_of(t, 3);
+    ck_assert_uint_eq(shadow_totals_count(s), 1 + 3 + 60000);
+    for (uint32_t m = 0; m < 20000; m += 997) {
+        shadow_frame k[] = {F(100 + m / 1000, m), F(9, 2), M(MAIN)};
+        const struct shadow_total *r = row_of(s, 0, k, 3);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_uint_eq(r->calls, m % 3 + 1);
+        ck_assert_uint_eq(r->self, m % 3 + 1);
+        ck_assert_uint_eq(method_of(s, k[0])->calls, 3 * (m % 3 + 1));
+    }
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(deep_stack_and_overflow)
+{
+    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    for (uint32_t i = 0; i < SHADOW_MAX_HEIGHT + 10; i++)
+        shadow_enter(t, M(REC), i, 4);
+    ck_assert_uint_eq(shadow_height(t), SHADOW_MAX_HEIGHT);
+    ck_assert_uint_eq(shadow_thread_stats(t).overflow, 10);
+    for (uint32_t i = 0; i < SHADOW_MAX_HEIGHT + 10; i++)
+        shadow_exit(t, M(REC), SHADOW_MAX_HEIGHT + 10 + i);
+    ck_assert_uint_eq(shadow_height(t), 0);
+    ck_assert_uint_eq(shadow_thread_stats(t).unmatched_exits, 0);
+    struct shadow_totals *s = totals_of(t, 4);
+    shadow_frame r4[] = {M(REC), M(REC), M(REC), M(REC)};
+    ck_assert_uint_eq(row_of(s, 0, r4, 4)->calls, SHADOW_MAX_HEIGHT - 3);
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+}
+END_TEST
+
+START_TEST(totals_over_threads)
+{
+    struct shadow_thread *a = shadow_thread_new(true, NULL), *b = shadow_thread_new(true, NULL);
+    uint64_t ca = 0, cb = 1000;
+    known_program(a, &ca);
+    known_program(b, &cb);
+    struct shadow_totals *merged = shadow_totals_new(), *split = shadow_totals_new();
+    ck_assert_int_eq(shadow_totals_add_thread(merged, a, 0, 4), 0);
+    ck_assert_int_eq(shadow_totals_add_thread(merged, b, 0, 4), 0);
+    ck_assert_int_eq(shadow_totals_add_thread(split, a, 1, 4), 0);
+    ck_assert_int_eq(shadow_totals_add_thread(split, b, 2, 4), 0);
+    shadow_frame leaf[] = {M(LEAF), M(MID), M(MAIN)};
+    ck_assert_uint_eq(row_of(merged, 0, leaf, 3)->calls, 2 * 12345);
+    ck_assert_uint_eq(row_of(split, 1, leaf, 3)->calls, 12345);
+    ck_assert_uint_eq(row_of(split, 2, leaf, 3)->calls, 12345);
+    ck_assert_uint_eq(shadow_totals_count(split), 2 * shadow_totals_count(merged));
+    /* a copy cut to depth 2 */
+    struct shadow_totals *cut = shadow_totals_new();
+    ck_assert_int_eq(shadow_totals_add_totals(cut, merged, 2), 0);
+    shadow_frame leaf2[] = {M(LEAF), M(MID)};
+    ck_assert_uint_eq(row_of(cut, 0, leaf2, 2)->calls, 2 * 12345);
+    ck_assert_uint_eq(method_of(cut, M(REC))->calls, 2000);
+    ck_assert_uint_eq(method_of(cut, M(MAIN))->total, method_of(merged, M(MAIN))->total);
+    shadow_totals_free(cut);
+    shadow_totals_free(merged);
+    shadow_totals_free(split);
+    shadow_thread_free(a);
+    shadow_thread_free(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("shadow-stack");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, self_time_excludes_callees);
+    tcase_add_test(tc, exact_counts_per_trace);
+    tcase_add_test(tc, recursion_counts_inclusive_time_once);
+    tcase_add_test(tc, exit_below_top_unwinds);
+    tcase_add_test(tc, exit_never_entered_is_ignored);
+    tcase_add_test(tc, depth_change_keeps_old_nodes);
+    tcase_add_test(tc, callee_table_grows_under_an_open_call);
+    tcase_add_test(tc, many_traces_and_methods);
+    tcase_add_test(tc, deep_stack_and_overflow);
+    tcase_add_test(tc, totals_over_threads);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
