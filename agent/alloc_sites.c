@@ -84,9 +84,9 @@ static _Thread_local struct site_thread *current_thread;
 /* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
  * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
 #define MOVE_FACTOR 2
-#define MOVE_MIN 10000
+#define MOVE_MIN 65536
 #define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
-#define MOVES_MAX 3           /* per class: each costs a (class-filtered) heap walk */
+#define MOVES_MAX 2           /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
 #define WALK_GUARD_NS (2 * 1000000000ull)
@@ -293,7 +293,7 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
             t->frames[i].location = 0;
     uint32_t thread_serial = 0;
     if (S.per_thread) {
-        struct thread_info *ti = threads_of(jvmti, jni, thread);
+        struct thread_info *ti = threads_current(jvmti, jni, thread);
         thread_serial = ti ? ti->serial : 0;
     }
     const struct raw_frame *raw = (const struct raw_frame *)t->frames;
