@@ -84,9 +84,9 @@ static _Thread_local struct site_thread *current_thread;
 /* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
  * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
 #define MOVE_FACTOR 2
-#define MOVE_MIN 10000
+#define MOVE_MIN 65536
 #define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
-#define MOVES_MAX 3           /* per class: each costs a (class-filtered) heap walk */
+#define MOVES_MAX 2           /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
 #define WALK_GUARD_NS (2 * 1000000000ull)
@@ -133,7 +133,6 @@ enum {
     STAT_CLASS_MISSES,
     STAT_VM_ALLOCS,
     STAT_MOVES,
-    STAT_MOVE_WALKS,
     STAT_N
 };
 static _Atomic(uint64_t) stats[STAT_N];
@@ -293,7 +292,7 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
             t->frames[i].location = 0;
     uint32_t thread_serial = 0;
     if (S.per_thread) {
-        struct thread_info *ti = threads_of(jvmti, jni, thread);
+        struct thread_info *ti = threads_current(jvmti, jni, thread);
         thread_serial = ti ? ti->serial : 0;
     }
     const struct raw_frame *raw = (const struct raw_frame *)t->frames;
@@ -388,7 +387,7 @@ static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
     if (!d || d == sites_get(a->site))
         return;
     uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
-    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || a->k->moves >= MOVES_MAX)
+    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || atomic_load(&a->k->moves) >= MOVES_MAX)
         return;
     uint8_t idle = 0;
     if (!atomic_compare_exchange_strong(&a->k->move_pending, &idle, 1))
@@ -592,53 +591,45 @@ static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 
 /* ---- the worker that moves default sites ----------------------------------------------- */
 
-/* Moves the queued classes' defaults: new objects of those classes are tagged from now on
- * (SWITCHING), a heap walk per class gives its untagged objects the old default as explicit
- * tags, then the new default takes over. A walk filtered to one class looks up the tags of
- * that class's objects only (an unfiltered one looks up every object's, which costs far
- * more where many objects are tagged). */
+/* Moves one class's default site: its new objects are all tagged from now on (SWITCHING), a
+ * heap walk filtered to the class gives its untagged objects the old default as explicit tags
+ * (filtered, the walk looks up the tags of this class's objects only; an unfiltered one looks
+ * up every object's, which costs far more where many objects are tagged), then the new
+ * default takes over. control_lock held. */
+static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
+{
+    uint8_t expected = SITE_CLASS_DEFAULT;
+    jclass klass = (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref));
+    if (!klass) /* the class was unloaded: nothing left to move */
+        return;
+    atomic_fetch_add(&S.epoch, 1);
+    if (atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING)) {
+        walk_heap_of(jvmti, klass, pin_defaults, k);
+        /* A callback whose object the walk may have seen untagged began before this bump;
+         * it reads the epoch after the new default, sees it changed and tags its object. */
+        atomic_fetch_add(&S.epoch, 1);
+        atomic_store(&k->guard_until, monotonic_ns() + WALK_GUARD_NS);
+        atomic_store(&k->default_site, atomic_load(&k->next_default));
+        atomic_store(&k->kind, SITE_CLASS_DEFAULT);
+        atomic_fetch_add(&k->moves, 1);
+        STAT(STAT_MOVES);
+    }
+    (*jni)->DeleteLocalRef(jni, klass);
+}
+
 static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     uint32_t batch[MOVE_QUEUE];
-    bool switching[MOVE_QUEUE];
-    int n;
     pthread_mutex_lock(&S.control_lock);
     pthread_mutex_lock(&W.lock);
-    n = W.stopping ? 0 : W.n;
+    int n = W.stopping ? 0 : W.n;
     memcpy(batch, W.queue, sizeof *batch * (size_t)n);
     W.n = 0;
     pthread_mutex_unlock(&W.lock);
-    if (n > 0) {
-        atomic_fetch_add(&S.epoch, 1);
-        for (int i = 0; i < n; i++) {
-            struct site_class *k = sites_class_peek(batch[i]);
-            uint8_t expected = SITE_CLASS_DEFAULT;
-            switching[i] =
-                atomic_load(&k->class_ref) &&
-                atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING);
-        }
-        for (int i = 0; i < n; i++) {
-            struct site_class *k = sites_class_peek(batch[i]);
-            jclass klass =
-                switching[i] ? (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref)) : NULL;
-            if (klass) { /* NULL: the class was unloaded, its objects are gone */
-                walk_heap_of(jvmti, klass, pin_defaults, k);
-                (*jni)->DeleteLocalRef(jni, klass);
-                STAT(STAT_MOVE_WALKS);
-            }
-            if (switching[i]) {
-                /* A callback whose object the walk may have seen untagged began before this
-                 * bump; it reads the epoch after the new default, sees it changed and tags
-                 * its object. */
-                atomic_fetch_add(&S.epoch, 1);
-                atomic_store(&k->guard_until, monotonic_ns() + WALK_GUARD_NS);
-                atomic_store(&k->default_site, atomic_load(&k->next_default));
-                atomic_store(&k->kind, SITE_CLASS_DEFAULT);
-                k->moves++;
-                STAT(STAT_MOVES);
-            }
-            atomic_store(&k->move_pending, 0);
-        }
+    for (int i = 0; i < n; i++) {
+        struct site_class *k = sites_class_peek(batch[i]);
+        move_default(jvmti, jni, k);
+        atomic_store(&k->move_pending, 0);
     }
     pthread_mutex_unlock(&S.control_lock);
 }
@@ -653,7 +644,7 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             continue;
         }
         pthread_mutex_unlock(&W.lock);
-        /* Let requests gather: one walk moves every class queued meanwhile. */
+        /* Let requests gather, and leave the application some time between walks. */
         struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
         nanosleep(&delay, NULL);
         move_defaults(jvmti, jni);
@@ -810,13 +801,13 @@ static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 #endif
     fprintf(stderr,
             "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
-            "class misses %llu, VM-only allocations %llu, default moves %llu in %llu walks, "
+            "class misses %llu, VM-only allocations %llu, default moves %llu, "
             "sites %u, traces %u, malloc in use %llu KiB\n",
             (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
             (unsigned long long)stats[STAT_STACK_MISSES],
             (unsigned long long)stats[STAT_CLASS_MISSES], (unsigned long long)stats[STAT_VM_ALLOCS],
-            (unsigned long long)stats[STAT_MOVES], (unsigned long long)stats[STAT_MOVE_WALKS],
-            sites_end() - SITE_ID_FIRST, traces_count(), in_use / 1024);
+            (unsigned long long)stats[STAT_MOVES], sites_end() - SITE_ID_FIRST, traces_count(),
+            in_use / 1024);
 }
 
 static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

@@ -51,7 +51,7 @@ enum site_class_kind {
 struct site_class {
     _Atomic(uint8_t) kind;          /* enum site_class_kind */
     _Atomic(uint8_t) move_pending;  /* a move of the default site is queued */
-    uint8_t moves;                  /* moves made so far (the worker's) */
+    _Atomic(uint8_t) moves;         /* moves made so far */
     _Atomic(uint32_t) default_site; /* SITE_CLASS_DEFAULT: the site of untagged objects */
     _Atomic(uint32_t) next_default; /* the site it moves to (set with move_pending) */
     _Atomic(void *) class_ref;      /* SITE_CLASS_DEFAULT: the owner's reference to the class */

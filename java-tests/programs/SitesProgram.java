@@ -27,7 +27,7 @@ public class SitesProgram {
     static final int INTS = 5000, INTS_KEPT = 500, GRIDS = 300;
     static final int THREADS = 4, WORK = 2500, WORK_KEPT = 111;
     static final int CLONES = 400, REFLECTED = 250;
-    static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 60_000, KEPT_B2 = 5000;
+    static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 80_000, KEPT_B2 = 5000;
     static final int MOVED_A2 = 1000, KEPT_A2 = 100;
 
     static class Item implements Cloneable {

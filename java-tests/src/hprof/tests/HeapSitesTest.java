@@ -33,7 +33,7 @@ class HeapSitesTest {
     static final int ITEMS_A = 6000, ITEMS_B = 4000, KEPT_A = 1000, KEPT_B = 234;
     static final int MORE = 777, MORE_KEPT = 77, INTS = 5000, INTS_KEPT = 500, GRIDS = 300;
     static final int THREADS = 4, WORK_N = 2500, WORK_KEPT = 111, CLONES = 400, REFLECTED = 250;
-    static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 60_000, KEPT_B2 = 5000;
+    static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 80_000, KEPT_B2 = 5000;
     static final int MOVED_A2 = 1000, KEPT_A2 = 100;
     static final String MOVED = "SitesProgram$Moved";
 
