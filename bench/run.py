@@ -404,6 +404,9 @@ class Bench:
             absent = [t for t in cfg.mode.marker.split(";") if not file_contains(out / "hprof.txt", t)]
             if absent:
                 problem = f"no effect: no '{absent[0]}' in the agent's output"
+                warning = next((l.strip() for l in err_lines if "HPROF WARNING" in l), None)
+                if warning:
+                    problem += f" ({warning[:160]})"
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
         return Run(wall, cpu, rss, size, rate), problem, result
