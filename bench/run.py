@@ -404,6 +404,9 @@ class Bench:
             absent = [t for t in cfg.mode.marker.split(";") if not file_contains(out / "hprof.txt", t)]
             if absent:
                 problem = f"no effect: no '{absent[0]}' in the agent's output"
+                warning = next((l.strip() for l in err_lines if "HPROF WARNING" in l), None)
+                if warning:
+                    problem += f" ({warning[:160]})"
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
         return Run(wall, cpu, rss, size, rate), problem, result
@@ -833,7 +836,7 @@ def render(args, jdk, agent, major, reps, started, finished, load_start, load_en
               f"- JDK: `{jdk}`: " + "; ".join(jdk_version(jdk)),
               f"- Agent: `{agent}`, source {git_describe()}",
               f"- Command: `bench/run.py {' '.join(sys.argv[1:])}`",
-              f"- {reps} measured runs per configuration, after one unmeasured warm-up run of each workload "
+              f"- {reps} measured run{'s' if reps != 1 else ''} per configuration, after one unmeasured warm-up run of each workload "
               f"without an agent; configurations alternate run by run (A B C, B C A, ...); medians shown."
               + (" **Quick mode: small workloads, few runs: a smoke test, not a measurement.**" if args.quick else ""),
               f"- Duration: {(finished - started).total_seconds() / 60:.1f} min", ""]
