@@ -543,6 +543,7 @@ void heap_classes_describe(const struct dump_class *c, struct hprof_class_dump *
     out->domain_id = c->domain_id;
     out->instance_size = c->layout.instance_bytes;
     out->heap_instance_size = c->instance_size;
+    out->class_object_size = c->mirror_size;
     out->name = c->name;
     out->ncp = c->ncp;
     out->cp = c->cp;

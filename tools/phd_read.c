@@ -21,15 +21,15 @@ enum kind { K_OBJECT, K_OBJ_ARRAY, K_PRIM_ARRAY, K_CLASS };
 
 struct rec {
     uint64_t addr;
-    uint64_t cls;       /* objects: class; object arrays: element class; classes: super */
-    uint64_t refs_at;   /* index of the first reference in refs[] */
+    uint64_t cls;     /* objects: class; object arrays: element class; classes: super */
+    uint64_t refs_at; /* index of the first reference in refs[] */
     uint32_t nrefs;
     uint8_t kind;
-    uint8_t ptype;      /* primitive arrays: type code 0-7 */
-    int64_t length;     /* arrays: true length (-1 unknown: tag 5) */
-    uint64_t size;      /* arrays (v6): instance size in bytes; classes: instance size */
-    uint64_t off;       /* file offset of the tag */
-    uint32_t name_at;   /* classes: offset into names */
+    uint8_t ptype;    /* primitive arrays: type code 0-7 */
+    int64_t length;   /* arrays: true length (-1 unknown: tag 5) */
+    uint64_t size;    /* arrays (v6): instance size in bytes; classes: instance size */
+    uint64_t off;     /* file offset of the tag */
+    uint32_t name_at; /* classes: offset into names */
 };
 
 struct file {
@@ -313,8 +313,7 @@ static void short_object(struct file *f, struct state *s, unsigned tag, uint64_t
         return;
     r->addr = advance(f, s, gap);
     if (!s->cached[slot])
-        violation(f, true, off, "short object record names class-cache slot %u, still empty",
-                  slot);
+        violation(f, true, off, "short object record names class-cache slot %u, still empty", slot);
     r->cls = s->cache[slot];
     if (f->all_hashed)
         rd_hash(f, false);
@@ -692,8 +691,10 @@ int PHD_READ_MAIN(int argc, char **argv)
             violation(&f, true, r->off, "address %#" PRIx64 " is no multiple of %u", r->addr,
                       f.unit);
         if (i && f.recs[ix.by_addr[i - 1]].addr == r->addr)
-            violation(&f, true, r->off, "address %#" PRIx64 " used by two records (the other at "
-                      "offset %" PRIu64 ")", r->addr, f.recs[ix.by_addr[i - 1]].off);
+            violation(&f, true, r->off,
+                      "address %#" PRIx64 " used by two records (the other at "
+                      "offset %" PRIu64 ")",
+                      r->addr, f.recs[ix.by_addr[i - 1]].off);
     }
 
     /* classes, references, counts */
@@ -725,8 +726,8 @@ int PHD_READ_MAIN(int argc, char **argv)
         case K_OBJ_ARRAY: {
             const struct rec *c = find(&f, &ix, r->cls);
             if (!c || c->kind != K_CLASS)
-                violation(&f, true, r->off, "%s at %#" PRIx64 ": class %#" PRIx64
-                          " is no class record",
+                violation(&f, true, r->off,
+                          "%s at %#" PRIx64 ": class %#" PRIx64 " is no class record",
                           r->kind == K_OBJECT ? "object" : "object array", r->addr, r->cls);
             if (r->kind == K_OBJECT) {
                 n_obj++;
@@ -769,10 +770,9 @@ int PHD_READ_MAIN(int argc, char **argv)
                 for (uint32_t k = 0; t && k < r->nrefs; k++) {
                     const struct rec *x = find(&f, &ix, f.refs[r->refs_at + k]);
                     char b2[65540];
-                    const char *nm = !x ? "?"
-                                     : x->kind == K_CLASS
-                                         ? class_name(&f, x)
-                                         : type_name(&f, &ix, x, b2, sizeof b2);
+                    const char *nm = !x                   ? "?"
+                                     : x->kind == K_CLASS ? class_name(&f, x)
+                                                          : type_name(&f, &ix, x, b2, sizeof b2);
                     if (x && x->kind == K_CLASS) {
                         snprintf(b2, sizeof b2, "class %s", class_name(&f, x));
                         nm = b2;
@@ -838,8 +838,7 @@ int PHD_READ_MAIN(int argc, char **argv)
             if (i)
                 putchar(',');
             json_str(stdout, rows[i].name);
-            printf(":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", rows[i].count,
-                   rows[i].bytes);
+            printf(":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", rows[i].count, rows[i].bytes);
         }
         printf("},\"refs\":[");
         for (size_t i = 0; i < nlines; i++) {
@@ -861,8 +860,7 @@ int PHD_READ_MAIN(int argc, char **argv)
                f.nrefs_all, f.dangling, f.hashes, bytes);
         printf("%12s %14s  %s\n", "count", "bytes", "class");
         for (size_t i = 0; i < nrows; i++)
-            printf("%12" PRIu64 " %14" PRIu64 "  %s\n", rows[i].count, rows[i].bytes,
-                   rows[i].name);
+            printf("%12" PRIu64 " %14" PRIu64 "  %s\n", rows[i].count, rows[i].bytes, rows[i].name);
         for (size_t i = 0; i < nlines; i++)
             printf("refs of %s: %s\n", refs_of, refs_lines[i]);
         printf("errors %" PRIu64 ", warnings %" PRIu64 "\n", f.errors, f.warnings);

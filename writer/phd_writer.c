@@ -6,16 +6,15 @@
  * dropped with one message on stderr. Every other record (strings, traces, roots, sites, CPU,
  * monitors) has no place in the format and is ignored.
  *
- * Addresses. The heap walk names objects by id (a tag, an address with bit 63 set, or a class
- * id, agent/tags.h); phd_address() maps each id kind into its own region below 2^62, 8-byte
- * aligned, so addresses are unique, multiples of the 4-byte unit, and every difference fits a
- * signed 64-bit gap. A class's address is that of its class record; objects name it.
+ * Addresses: openj9_address() (writer_internal.h), unique, multiples of the 4-byte unit, every
+ * difference fits a signed 64-bit gap. A class's address is that of its class record.
  *
  * No hash codes are written (flags 5: 64-bit words, J9 dump; no "all hashed" flag, no
  * per-record hash bits). Records use the smallest form the notes allow: short object records
  * for a class in the 4-slot class cache, medium for up to 7 references, long otherwise;
  * primitive arrays as tag 0x20; object arrays as tag 8 with their true length. */
 #include "writer.h"
+#include "writer_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +24,6 @@
 #define PHD_FLAGS 5 /* 1 = 64-bit words, 4 = J9 dump */
 #define PHD_UNIT 4u
 #define PHD_FULL_VERSION "hprof agent (JVMTI), PHD writer 1"
-
-/* Id regions (see phd_address). */
-#define REGION_TAGS (UINT64_C(1) << 60)
-#define REGION_CLASSES (UINT64_C(1) << 61)
-#define TAG_ID_LIMIT (UINT64_C(1) << 57)
-#define CLASS_SITE UINT64_C(0xFFFFFF) /* agent/tags.h TAG_SITE_CLASS */
 
 struct phd_writer {
     struct hprof_writer w;
@@ -52,22 +45,9 @@ static struct phd_writer *pw(struct hprof_writer *w)
 
 /* ---- addresses ----------------------------------------------------------------------- */
 
-/* id -> address: untagged objects (bit 63 | address) keep their address (user space, below
- * 2^48, 8-aligned); class ids (site 0xFFFFFF, serial < 2^40) go to 2^61 + 8 * serial; every
- * other tag (below 2^57) to 2^60 + 8 * tag. */
 static uint64_t phd_address(struct phd_writer *p, hprof_id id)
 {
-    if ((id >> 40) == CLASS_SITE) /* before the address test: bit 63 is set in both */
-        return REGION_CLASSES + ((id & ((UINT64_C(1) << 40) - 1)) << 3);
-    if (id >> 63)
-        return (id & ~(UINT64_C(1) << 63)) & ~UINT64_C(3);
-    if (id >= TAG_ID_LIMIT && !p->big_id_reported) {
-        p->big_id_reported = true;
-        fprintf(stderr, "HPROF WARNING: PHD output: an object id above 2^57 (%#llx) cannot "
-                        "be given a unique address; references to it may be wrong\n",
-                (unsigned long long)id);
-    }
-    return REGION_TAGS + ((id & (TAG_ID_LIMIT - 1)) << 3);
+    return openj9_address(id, &p->big_id_reported);
 }
 
 /* ---- encoding ------------------------------------------------------------------------ */
@@ -366,48 +346,6 @@ static void phd_prim_array_dump(struct hprof_writer *w, const struct hprof_prim_
     emit(p, q);
 }
 
-/* Java source name -> the name in a class record: slash form for classes, descriptors for
- * arrays ("int[]" -> "[I", "java.lang.String[][]" -> "[[Ljava/lang/String;"). Returns the
- * length written (at most cap - 1, NUL-terminated). */
-static size_t phd_class_name(const char *src, char *out, size_t cap)
-{
-    size_t len = strlen(src), dims = 0;
-    while (len >= 2 && src[len - 2] == '[' && src[len - 1] == ']') {
-        len -= 2;
-        dims++;
-    }
-    static const struct {
-        const char *name;
-        char code;
-    } prims[] = {{"boolean", 'Z'}, {"char", 'C'},  {"float", 'F'}, {"double", 'D'},
-                 {"byte", 'B'},    {"short", 'S'}, {"int", 'I'},   {"long", 'J'}};
-    size_t o = 0;
-#define PUT(ch)                                                                                  \
-    do {                                                                                         \
-        if (o + 1 < cap)                                                                         \
-            out[o++] = (ch);                                                                     \
-    } while (0)
-    for (size_t d = 0; d < dims; d++)
-        PUT('[');
-    char prim = 0;
-    for (size_t i = 0; dims && i < sizeof prims / sizeof prims[0]; i++)
-        if (strlen(prims[i].name) == len && memcmp(prims[i].name, src, len) == 0)
-            prim = prims[i].code;
-    if (prim) {
-        PUT(prim);
-    } else {
-        if (dims)
-            PUT('L');
-        for (size_t i = 0; i < len; i++)
-            PUT(src[i] == '.' ? '/' : src[i]);
-        if (dims)
-            PUT(';');
-    }
-#undef PUT
-    out[o] = '\0';
-    return o;
-}
-
 static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump *c)
 {
     struct phd_writer *p = pw(w);
@@ -442,7 +380,7 @@ static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump
     q = put_be(q, c->heap_instance_size > INT32_MAX ? INT32_MAX : c->heap_instance_size, 4);
     q = put_be(q, c->super_id ? phd_address(p, c->super_id) : 0, 8);
     char *name = (char *)q + 2;
-    size_t len = phd_class_name(c->name ? c->name : "?", name, 0x10000);
+    size_t len = openj9_class_name(c->name ? c->name : "?", name, 0x10000);
     q = put_be(q, len, 2) + len;
     q = put_be(q, n, 4);
     q = put_refs(p, q, n, rc);
