@@ -210,6 +210,31 @@ class PhdTest {
         assertEquals(1000, phd.count(PAIR));
     }
 
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void phdOverTheSocket(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("phd-net");
+        try (NetTest.Peer peer = NetTest.Peer.loopback()) {
+            java.util.concurrent.CompletableFuture<Jvm.Result> run = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return runGraph(jdk, dir, Map.of(), "format=phd,net=127.0.0.1:" + peer.port());
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            peer.accept(true);
+            run.get(300, java.util.concurrent.TimeUnit.SECONDS);
+            Path file = dir.resolve("net.phd");
+            Files.write(file, peer.awaitEnd(60_000));
+            assertFalse(Files.exists(dir.resolve("java.phd")));
+            PhdReport r = phdRead(file, "--refs", PAIR);
+            assertEquals(0, r.exit(), r.output());
+            assertEquals(1000, r.count(PAIR));
+            assertEquals(1000, r.refs().size());
+        }
+    }
+
     /** Two runs of one program: within 1% + 20. */
     static void near(long expected, long actual, String what) {
         assertTrue(Math.abs(expected - actual) <= expected / 100 + 20, expected + " vs " + actual + ": " + what);
