@@ -36,6 +36,8 @@ struct phd_writer {
     size_t refs_cap;
     uint8_t *buf; /* one record */
     size_t buf_cap;
+    hprof_id *ids; /* the object ids a record refers to, before they become deltas */
+    size_t ids_cap;
 };
 
 static struct phd_writer *pw(struct hprof_writer *w)
@@ -73,7 +75,8 @@ static void nomem(struct phd_writer *p)
     }
 }
 
-static bool reserve(struct phd_writer *p, size_t bytes, size_t nrefs)
+/* Room for a record of bytes, nrefs reference deltas and nids ids (arrays need no ids). */
+static bool reserve(struct phd_writer *p, size_t bytes, size_t nrefs, size_t nids)
 {
     if (bytes > p->buf_cap) {
         size_t cap = bytes < 4096 ? 4096 : bytes;
@@ -82,6 +85,14 @@ static bool reserve(struct phd_writer *p, size_t bytes, size_t nrefs)
             goto nomem;
         p->buf = b;
         p->buf_cap = cap;
+    }
+    if (nids > p->ids_cap) {
+        size_t cap = nids < 256 ? 256 : nids;
+        hprof_id *r = realloc(p->ids, cap * sizeof *r);
+        if (!r)
+            goto nomem;
+        p->ids = r;
+        p->ids_cap = cap;
     }
     if (nrefs > p->refs_cap) {
         size_t cap = nrefs < 256 ? 256 : nrefs;
@@ -225,21 +236,16 @@ static void phd_instance_dump(struct hprof_writer *w, const struct hprof_instanc
     size_t nobj = 0;
     for (size_t i = 0; i < o->nvalues; i++)
         nobj += o->fields[i].type == HPROF_TYPE_OBJECT;
-    if (!reserve(p, 32 + 8 * nobj, nobj + 1))
+    if (!reserve(p, 32 + 8 * nobj, nobj + 1, nobj + 1))
         return;
     uint64_t addr = phd_address(p, o->object_id), cls = phd_address(p, o->class_id);
-    hprof_id *ids = malloc((nobj ? nobj : 1) * sizeof *ids);
-    if (!ids) {
-        nomem(p);
-        return;
-    }
+    hprof_id *ids = p->ids;
     size_t k = 0;
     for (size_t i = 0; i < o->nvalues; i++)
         if (o->fields[i].type == HPROF_TYPE_OBJECT)
             ids[k++] = o->values[i].obj;
     unsigned rc;
     size_t n = collect_refs(p, addr, cls, ids, k, false, &rc);
-    free(ids);
 
     int64_t gap = take_gap(p, addr);
     unsigned gc = signed_code(gap);
@@ -281,7 +287,7 @@ static uint32_t size_units(uint32_t bytes)
 static void phd_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
 {
     struct phd_writer *p = pw(w);
-    if (!dump_ok(p) || !reserve(p, 32 + 8 * (size_t)a->nelems, a->nelems))
+    if (!dump_ok(p) || !reserve(p, 32 + 8 * (size_t)a->nelems, a->nelems, 0))
         return;
     uint64_t addr = phd_address(p, a->array_id);
     uint64_t elem = phd_address(p, a->elem_class_id ? a->elem_class_id : a->class_id);
@@ -332,7 +338,7 @@ static void phd_prim_array_dump(struct hprof_writer *w, const struct hprof_prim_
 {
     struct phd_writer *p = pw(w);
     int t = prim_code(a->elem_type);
-    if (!dump_ok(p) || t < 0 || !reserve(p, 32, 0))
+    if (!dump_ok(p) || t < 0 || !reserve(p, 32, 0, 0))
         return;
     int64_t gap = take_gap(p, phd_address(p, a->array_id));
     unsigned c = signed_code(gap), lc = length_code(a->nelems);
@@ -350,13 +356,9 @@ static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump
 {
     struct phd_writer *p = pw(w);
     size_t nids = c->nstatics + c->ncp + 3;
-    if (!dump_ok(p) || !reserve(p, 64 + 0xFFFF + 8 * nids, nids))
+    if (!dump_ok(p) || !reserve(p, 64 + 0xFFFF + 8 * nids, nids, nids))
         return;
-    hprof_id *ids = malloc(nids * sizeof *ids);
-    if (!ids) {
-        nomem(p);
-        return;
-    }
+    hprof_id *ids = p->ids;
     size_t k = 0;
     for (size_t i = 0; i < c->nstatics; i++)
         if (c->statics[i].field.type == HPROF_TYPE_OBJECT)
@@ -370,7 +372,6 @@ static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump
     uint64_t addr = phd_address(p, c->class_id);
     unsigned rc;
     size_t n = collect_refs(p, addr, 0, ids, k, false, &rc);
-    free(ids);
     int64_t gap = take_gap(p, addr);
     unsigned gc = signed_code(gap);
     uint8_t *q = p->buf;
@@ -480,6 +481,7 @@ static void phd_close(struct hprof_writer *w)
     sink_close(w->sink);
     free(p->buf);
     free(p->refs);
+    free(p->ids);
     free(p);
 }
 
