@@ -252,7 +252,7 @@ static int cmp_name_key(const void *a, const void *b)
 
 /* Every object array class in the dump gets the class id of its element class: the class
  * whose name is the array's without its last "[]" and whose loader is the array's (an array
- * class is defined by its element's loader). Java.lang.Object when none matches. By name,
+ * class is defined by its element's loader); java.lang.Object when none matches. By name,
  * sorted by hash: one pass, no JNI. */
 static int link_elements(void)
 {

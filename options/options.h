@@ -81,13 +81,13 @@ void options_defaults(struct hprof_options *opts);
 const char *options_help_text(void);
 
 /* The name of the output file: file= if given, else java.hprof.txt (ascii), java.hprof
- * (binary), java.phd (phd) or java.classic.txt (classic). With force=n and an existing file, a new name "<name>.<pid>[.txt]" (and then
- * "<name>.<pid>.<k>[.txt]") is chosen so nothing is overwritten. exists(path) tells
- * whether a path exists (a parameter so tests need no file system). Writes into buf;
- * returns 0, or -1 if buf is too small.
+ * (binary), java.phd (phd) or java.classic.txt (classic). With force=n and an existing
+ * file, a new name "<name>.<pid>[.txt]" (and then "<name>.<pid>.<k>[.txt]") is chosen so
+ * nothing is overwritten. exists(path) tells whether a path exists (a parameter so tests
+ * need no file system). Writes into buf; returns 0, or -1 if buf is too small.
  * Also: the kept last suffix is ".txt" for ascii and classic names ending in ".txt", ".phd"
- * for phd names ending in ".phd" and ".gz" for gz=y names ending in ".gz"; k stops at HPROF_OUTPUT_MAX_K (then -1). exists may be NULL
- * (nothing exists). */
+ * for phd names ending in ".phd" and ".gz" for gz=y names ending in ".gz"; k stops at
+ * HPROF_OUTPUT_MAX_K (then -1). exists may be NULL (nothing exists). */
 #define HPROF_OUTPUT_MAX_K 100000
 int options_output_path(const struct hprof_options *opts, long pid, bool (*exists)(const char *),
                         char *buf, size_t buflen);
