@@ -342,6 +342,38 @@ START_TEST(every_shape)
 }
 END_TEST
 
+START_TEST(obj_array_full_of_far_references)
+{
+    /* every element set and 8-byte deltas: the largest record per element there is */
+    struct hprof_writer *w = open_writer(false);
+    w->ops->heap_dump_begin(w, 0, 0);
+    classes(w);
+    hprof_id none[1] = {0};
+    instance(w, ADDR_ID(0x1000), 2, "A", 0, none);
+    for (uint32_t n = 509; n < 520; n++) {
+        hprof_id *e = malloc(n * sizeof *e);
+        for (uint32_t i = 0; i < n; i++)
+            e[i] = ADDR_ID(0x1000); /* the array lives among the tags: 2^60 away */
+        struct hprof_obj_array_dump a = {.array_id = 1000 + n,
+                                         .class_id = CLASS_ID(4),
+                                         .class_name = "A[]",
+                                         .elem_class_id = CLASS_ID(2),
+                                         .size = 16 + 4 * n,
+                                         .nelems = n,
+                                         .elems = e};
+        w->ops->obj_array_dump(w, &a);
+        free(e);
+    }
+    w->ops->heap_dump_end(w);
+    uint8_t *d;
+    size_t len = finish(w, &d);
+    ck_assert_int_eq(read_phd(d, len, NULL, NULL), 0);
+    ck_assert_uint_eq(json_u64("object_arrays"), 11);
+    ck_assert_uint_eq(json_u64("references"), 1 + (509 + 519) * 11 / 2);
+    free(d);
+}
+END_TEST
+
 START_TEST(class_first_reference_moved)
 {
     /* IBM's reader drops a first reference equal to the class: the writer puts another first */
@@ -571,6 +603,7 @@ static Suite *phd_suite(void)
     tcase_add_test(t, header_bytes_exact);
     tcase_add_test(t, records_and_cache_bytes);
     tcase_add_test(t, every_shape);
+    tcase_add_test(t, obj_array_full_of_far_references);
     tcase_add_test(t, class_first_reference_moved);
     tcase_add_test(t, close_inside_dump_ends_it);
     tcase_add_test(t, reader_rejects);
