@@ -89,6 +89,8 @@ class PhdTest {
         assertEquals(5, pairs.num("flags"));
         assertEquals(0, pairs.num("dangling"));
         assertEquals(0, pairs.num("hashes"));
+        assertEquals(0, pairs.num("warnings"), pairs.output());
+        assertEquals(0, pairs.num("ibm_hidden_references"));
         assertEquals(1000, pairs.count(PAIR));
         assertEquals(2000, pairs.count(LEAF));
         assertEquals(50, pairs.count(WIDE));
