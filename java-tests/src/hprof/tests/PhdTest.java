@@ -237,6 +237,28 @@ class PhdTest {
         }
     }
 
+    /** SIGQUIT dumps while the program runs; the dump at exit finds the file complete and is
+     *  dropped with one warning (a PHD file holds one dump). */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void onlyTheFirstDumpIsWritten(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("phd-two-dumps");
+        Path go = dir.resolve("go");
+        HeapDumpTest.GraphProcess p = HeapDumpTest.GraphProcess.start(jdk, dir,
+                List.of(Jvm.agentpath("format=phd")), "wait", go.toString());
+        p.signalDump(1);
+        Files.writeString(go, "");
+        assertTrue(p.process().waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "did not exit");
+        assertEquals(0, p.process().exitValue());
+        String err = Files.readString(p.err());
+        assertEquals(1, err.lines().filter(l -> l.startsWith("HPROF WARNING: a PHD file holds one heap dump")).count(), err);
+        assertFalse(err.contains("HPROF ERROR"), err);
+        PhdReport r = phdRead(dir.resolve("java.phd"));
+        assertEquals(0, r.exit(), r.output());
+        assertEquals(HeapDumpTest.HeapGraphCounts.NODES, r.count("HeapDumpGraph$Node"), r.output());
+    }
+
     /** Two runs of one program: within 1% + 20. */
     static void near(long expected, long actual, String what) {
         assertTrue(Math.abs(expected - actual) <= expected / 100 + 20, expected + " vs " + actual + ": " + what);
