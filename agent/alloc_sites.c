@@ -35,6 +35,7 @@
 #include <malloc.h>
 #endif
 
+#include "async_stack.h"
 #include "class_table.h"
 #include "jvmti_util.h"
 #include "log.h"
@@ -66,6 +67,7 @@ struct recent_alloc {
 struct site_thread {
     struct trace_cache *cache;
     jvmtiFrameInfo *frames;
+    jvmtiFrameInfo *check_frames; /* GetStackTrace's, in the AGCT self-check */
     int frames_cap;
     uint64_t serial_next, serial_end;
     struct recent_alloc recent[RECENT_ALLOCS];
@@ -96,6 +98,12 @@ static struct {
     uint64_t interval; /* bytes per sample; 0 = exact */
     bool lineno, per_thread;
     bool defaults; /* exact mode started at OnLoad: default sites stay untagged */
+    /* HPROF_SITES_AGCT_CHECK (a diagnostic): SampledObjectAlloc events also walk the stack
+     * with AGCT (async_stack.h) and compare it with GetStackTrace's, whose frames are always
+     * the ones used; disagreements are counted and the first few printed. AGCT is not used
+     * otherwise: from an allocation event it cannot walk most compiled frames and it returns
+     * a truncated or a wrong stack in a few cases (doc/heap-sites.md, "Mechanism"). */
+    bool async_check;
     bool attached; /* started by Agent_OnAttach */
     _Atomic(bool) tracking;
     /* While set, every tracked object is tagged, default site or not: the heap walks that
@@ -133,6 +141,12 @@ enum {
     STAT_CLASS_MISSES,
     STAT_VM_ALLOCS,
     STAT_MOVES,
+    STAT_ASYNC,           /* stacks AGCT walked */
+    STAT_ASYNC_FALLBACKS, /* AGCT declined, GetStackTrace walked */
+    STAT_ASYNC_MISMATCHES,
+    STAT_ASYNC_NS,          /* time in AGCT calls that walked */
+    STAT_ASYNC_FALLBACK_NS, /* time in AGCT calls that declined */
+    STAT_CHECK_NS,          /* time in the check's GetStackTrace calls */
     STAT_N
 };
 static _Atomic(uint64_t) stats[STAT_N];
@@ -176,6 +190,7 @@ static void site_thread_free(JNIEnv *jni)
             trace_cache_each_ref(t->cache, delete_weak, jni);
         trace_cache_free(t->cache);
         free(t->frames);
+        free(t->check_frames);
         free(t);
     }
 }
@@ -268,10 +283,67 @@ struct alloc_site {
     uint8_t kind;
 };
 
+#define ASYNC_MISMATCHES_SHOWN 10
+
+static void print_frames(jvmtiEnv *jvmti, const char *who, const jvmtiFrameInfo *f, jint n)
+{
+    fprintf(stderr, "  %s (%d frames):\n", who, (int)n);
+    for (jint i = 0; i < n; i++) {
+        char *name = NULL, *sig = NULL;
+        jclass holder = NULL;
+        (*jvmti)->GetMethodName(jvmti, f[i].method, &name, NULL, NULL);
+        if ((*jvmti)->GetMethodDeclaringClass(jvmti, f[i].method, &holder) == JVMTI_ERROR_NONE)
+            (*jvmti)->GetClassSignature(jvmti, holder, &sig, NULL);
+        fprintf(stderr, "    %s.%s @%lld\n", sig ? sig : "?", name ? name : "?",
+                (long long)f[i].location);
+        jvmti_free(jvmti, name);
+        jvmti_free(jvmti, sig);
+    }
+}
+
+static uint64_t precise_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The AGCT self-check: AGCT and then GetStackTrace walk the same stack (into t->frames and
+ * t->check_frames), both timed; a difference is counted (and the first few printed). Returns
+ * GetStackTrace's frames, copied to t->frames, so what is recorded never depends on AGCT. */
+static jint check_async(jvmtiEnv *jvmti, JNIEnv *jni, struct site_thread *t, int depth)
+{
+    uint64_t t0 = precise_ns();
+    jint n_async = async_stack_get(jni, t->frames, depth);
+    uint64_t t1 = precise_ns();
+    jint n = 0;
+    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->check_frames, &n);
+    uint64_t t2 = precise_ns();
+    atomic_fetch_add(&stats[n_async >= 0 ? STAT_ASYNC : STAT_ASYNC_FALLBACKS], 1);
+    atomic_fetch_add(&stats[n_async >= 0 ? STAT_ASYNC_NS : STAT_ASYNC_FALLBACK_NS], t1 - t0);
+    atomic_fetch_add(&stats[STAT_CHECK_NS], t2 - t1);
+    if (err != JVMTI_ERROR_NONE)
+        return -1;
+    bool same = n_async < 0 || n == n_async; /* declined: nothing to compare */
+    for (jint i = 0; same && n_async >= 0 && i < n; i++)
+        same = t->frames[i].method == t->check_frames[i].method &&
+               t->frames[i].location == t->check_frames[i].location;
+    if (!same) {
+        uint64_t k = atomic_fetch_add(&stats[STAT_ASYNC_MISMATCHES], 1);
+        if (k < ASYNC_MISMATCHES_SHOWN) {
+            fprintf(stderr, "HPROF: heap=sites AGCT check: stacks differ\n");
+            print_frames(jvmti, "AsyncGetCallTrace", t->frames, n_async);
+            print_frames(jvmti, "GetStackTrace", t->check_frames, n);
+        }
+    }
+    memcpy(t->frames, t->check_frames, sizeof *t->frames * (size_t)n);
+    return n;
+}
+
 /* The current thread's stack, as a cache entry (or, for a stack too deep to cache, just its
  * trace serial in *trace). NULL with *trace 0 when memory ran out. */
 static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                               struct site_thread *t, uint32_t *trace)
+                                               bool async, struct site_thread *t, uint32_t *trace)
 {
     *trace = 0;
     int depth = traces_depth();
@@ -279,12 +351,20 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
     if (depth > 0) {
         if (t->frames_cap < depth) {
             jvmtiFrameInfo *f = realloc(t->frames, sizeof *f * (size_t)depth);
-            if (!f)
+            jvmtiFrameInfo *c = f && S.async_check
+                                    ? realloc(t->check_frames, sizeof *c * (size_t)depth)
+                                    : t->check_frames;
+            if (f)
+                t->frames = f;
+            if (c)
+                t->check_frames = c;
+            if (!f || (S.async_check && !c))
                 return NULL;
-            t->frames = f;
             t->frames_cap = depth;
         }
-        if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->frames, &n) != JVMTI_ERROR_NONE)
+        n = async && S.async_check ? check_async(jvmti, jni, t, depth) : -1;
+        if (n < 0 &&
+            (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->frames, &n) != JVMTI_ERROR_NONE)
             n = 0;
     }
     if (!S.lineno) /* frames of one method are one frame: make their traces one trace too */
@@ -313,11 +393,11 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
  * its cache entry remembers the last class allocated under it as a weak reference, so the
  * usual case compares two references (IsSameObject) instead of reading the class's tag,
  * which goes through the VM's tag map and its lock. */
-static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass,
+static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jclass klass,
                     struct site_thread *t, struct alloc_site *a)
 {
     uint32_t trace = 0;
-    struct trace_cache_entry *e = current_stack(jvmti, jni, thread, t, &trace);
+    struct trace_cache_entry *e = current_stack(jvmti, jni, thread, async, t, &trace);
     if (!trace)
         return false;
     if (e && e->site && e->class_ref && (*jni)->IsSameObject(jni, klass, e->class_ref)) {
@@ -403,13 +483,14 @@ static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
     pthread_mutex_unlock(&W.lock);
 }
 
-static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
-                   jlong size)
+/* async: called from SampledObjectAlloc, where AGCT may walk the stack (async_stack.h). */
+static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jobject object,
+                   jclass klass, jlong size)
 {
     uint64_t epoch = atomic_load(&S.epoch);
     struct site_thread *t = site_thread_get();
     struct alloc_site a;
-    if (!t || !resolve(jvmti, jni, thread, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
+    if (!t || !resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
         return;
     struct site *s = sites_get(a.site);
     if (!s)
@@ -455,7 +536,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
                                      jclass klass, jlong size)
 {
     if (atomic_load_explicit(&S.tracking, memory_order_relaxed))
-        record(jvmti, jni, thread, object, klass, size);
+        record(jvmti, jni, thread, S.async_check, object, klass, size);
 }
 
 /* Objects the VM allocates for JNI, reflection, cloning and method handles (exact mode). The
@@ -488,7 +569,7 @@ static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     }
     if (kind == SITE_CLASS_TAGGED) {
         STAT(STAT_VM_ALLOCS);
-        record(jvmti, jni, thread, object, klass, size);
+        record(jvmti, jni, thread, false, object, klass, size);
     }
 }
 
@@ -710,6 +791,13 @@ static void sites_set_callbacks(jvmtiEventCallbacks *cb)
     cb->SampledObjectAlloc = on_sampled_alloc;
     cb->VMObjectAlloc = on_vm_object_alloc;
     cb->ObjectFree = on_object_free;
+    async_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
+}
+
+static bool env_flag(const char *name, bool otherwise)
+{
+    const char *v = getenv(name);
+    return v && *v ? strcmp(v, "0") != 0 : otherwise;
 }
 
 static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
@@ -734,8 +822,11 @@ static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool l
     S.lineno = opts->lineno;
     S.per_thread = opts->thread;
     S.attached = live;
-    const char *st = getenv("HPROF_SITES_STATS");
-    stats_on = st && *st && strcmp(st, "0") != 0;
+    stats_on = env_flag("HPROF_SITES_STATS", false);
+    /* AGCT walks only in the self-check: it is not exact here (doc/heap-sites.md). */
+    S.async_check = env_flag("HPROF_SITES_AGCT_CHECK", false) && async_stack_init() &&
+                    async_stack_enable_events(jvmti) == 0;
+    stats_on = stats_on || S.async_check; /* the check reports the counters */
     /* Attached to a running VM, the heap may be large: tag every tracked object instead of
      * walking it to mark what was there before. */
     S.defaults = !S.sampled && !live;
@@ -757,9 +848,34 @@ static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool l
     return set_events(jvmti, JVMTI_ENABLE);
 }
 
+/* Every method of the classes loaded so far gets a jmethodID, so AGCT can name it. */
+static void prepare_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        async_stack_prepare_class(jvmti, classes[i]);
+        if (jni)
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    jvmti_free(jvmti, classes);
+}
+
+static void sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jni;
+    (void)thread;
+    if (S.async_check)
+        async_stack_prepare_class(jvmti, klass);
+}
+
 static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
+    if (S.async_check)
+        prepare_loaded(jvmti, jni);
     pthread_mutex_lock(&S.control_lock);
     if (S.defaults) {
         jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
@@ -793,6 +909,17 @@ static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     (void)jvmti;
     (void)jni;
     stop_worker();
+    if (S.async_check) {
+        uint64_t ok = stats[STAT_ASYNC], declined = stats[STAT_ASYNC_FALLBACKS];
+        fprintf(stderr,
+                "HPROF: heap=sites AGCT check: %llu stacks compared, %llu differ; AGCT declined "
+                "%llu; mean ns: AGCT walked %llu, AGCT declined %llu, GetStackTrace %llu\n",
+                (unsigned long long)ok, (unsigned long long)stats[STAT_ASYNC_MISMATCHES],
+                (unsigned long long)declined,
+                (unsigned long long)(ok ? stats[STAT_ASYNC_NS] / ok : 0),
+                (unsigned long long)(declined ? stats[STAT_ASYNC_FALLBACK_NS] / declined : 0),
+                (unsigned long long)(ok + declined ? stats[STAT_CHECK_NS] / (ok + declined) : 0));
+    }
     if (!stats_on)
         return;
     unsigned long long in_use = 0;
@@ -802,12 +929,15 @@ static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     fprintf(stderr,
             "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
             "class misses %llu, VM-only allocations %llu, default moves %llu, "
-            "sites %u, traces %u, malloc in use %llu KiB\n",
+            "sites %u, traces %u, malloc in use %llu KiB, AGCT stacks %llu, fallbacks %llu, "
+            "mismatches %llu\n",
             (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
             (unsigned long long)stats[STAT_STACK_MISSES],
             (unsigned long long)stats[STAT_CLASS_MISSES], (unsigned long long)stats[STAT_VM_ALLOCS],
             (unsigned long long)stats[STAT_MOVES], sites_end() - SITE_ID_FIRST, traces_count(),
-            in_use / 1024);
+            in_use / 1024, (unsigned long long)stats[STAT_ASYNC],
+            (unsigned long long)stats[STAT_ASYNC_FALLBACKS],
+            (unsigned long long)stats[STAT_ASYNC_MISMATCHES]);
 }
 
 static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -1047,6 +1177,7 @@ const struct hprof_profile sites_profile = {
     .set_callbacks = sites_set_callbacks,
     .start = sites_start,
     .vm_init = sites_vm_init,
+    .class_prepare = sites_class_prepare,
     .thread_end = sites_thread_end,
     .dump = sites_dump,
     .control = sites_control,

@@ -229,6 +229,77 @@ static void read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dump_clas
     c->has_layout = true;
 }
 
+static hprof_id class_id_of(uint32_t serial);
+
+struct name_key {
+    uint64_t hash;
+    uint32_t serial;
+};
+
+static uint64_t name_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int cmp_name_key(const void *a, const void *b)
+{
+    const struct name_key *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/* Every object array class in the dump gets the class id of its element class: the class
+ * whose name is the array's without its last "[]" and whose loader is the array's (an array
+ * class is defined by its element's loader); java.lang.Object when none matches. By name,
+ * sorted by hash: one pass, no JNI. */
+static int link_elements(void)
+{
+    uint32_t n = 0;
+    for (uint32_t s = 1; s < heap_classes_limit_; s++)
+        n += heap_classes_table_[s] && heap_classes_table_[s]->in_dump;
+    struct name_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return -1;
+    uint32_t k = 0;
+    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
+        const struct dump_class *c = heap_classes_table_[s];
+        if (c && c->in_dump)
+            keys[k++] = (struct name_key){name_hash(c->name, strlen(c->name)), s};
+    }
+    qsort(keys, n, sizeof *keys, cmp_name_key);
+    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
+        struct dump_class *c = heap_classes_table_[s];
+        if (!c || !c->in_dump || c->array_type != HPROF_TYPE_OBJECT)
+            continue;
+        c->elem_id = class_id_of(object_serial);
+        size_t len = strlen(c->name);
+        if (len < 2 || strcmp(c->name + len - 2, "[]") != 0)
+            continue;
+        len -= 2;
+        uint64_t h = name_hash(c->name, len);
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (keys[mid].hash < h)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < n && keys[lo].hash == h; lo++) {
+            const struct dump_class *e = heap_classes_table_[keys[lo].serial];
+            if (strlen(e->name) == len && memcmp(e->name, c->name, len) == 0 &&
+                e->loader_id == c->loader_id) {
+                c->elem_id = class_id_of(keys[lo].serial);
+                break;
+            }
+        }
+    }
+    free(keys);
+    return 0;
+}
+
 static hprof_id class_id_of(uint32_t serial)
 {
     return serial ? tag_make(TAG_SITE_CLASS, serial) : 0;
@@ -423,6 +494,8 @@ int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
         (*jni)->DeleteLocalRef(jni, k);
     }
     jvmti_free(jvmti, classes);
+    if (rc == 0)
+        rc = link_elements();
     if (rc != 0)
         log_error("out of memory reading classes for a heap dump");
     return rc;
@@ -469,6 +542,8 @@ void heap_classes_describe(const struct dump_class *c, struct hprof_class_dump *
     out->signers_id = c->signers_id;
     out->domain_id = c->domain_id;
     out->instance_size = c->layout.instance_bytes;
+    out->heap_instance_size = c->instance_size;
+    out->class_object_size = c->mirror_size;
     out->name = c->name;
     out->ncp = c->ncp;
     out->cp = c->cp;

@@ -28,6 +28,7 @@ struct dump_class {
     uint8_t array_type; /* names_array_type(): 0, 2 (objects) or a primitive type */
     hprof_id super_id;  /* class id of the superclass, 0 for java.lang.Object */
     hprof_id loader_id; /* id of the defining loader (its dump-environment tag), 0 = boot */
+    hprof_id elem_id;   /* object arrays: class id of the element class (PHD), or Object's */
     struct class_layout layout;
     struct layout_field *declared; /* declared fields (GetClassFields order) */
     uint32_t ndeclared;

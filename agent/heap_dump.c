@@ -115,6 +115,7 @@ static void emit_obj_array(struct hprof_writer *w, const struct dump_class *c, h
         .trace_serial = HPROF_TRACE_SERIAL_NONE,
         .class_id = class_id(c),
         .class_name = c->name,
+        .elem_class_id = c->elem_id,
         .size = u32_size(size),
         .nelems = n,
         .elems = elems,

@@ -134,10 +134,22 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
     }
     if (!sink)
         return -1;
-    struct hprof_writer *w = opts->format == HPROF_FORMAT_BINARY ? writer_binary_new(sink)
-                                                                 : writer_ascii_new(sink);
-    if (!w) {
-        sink_close(sink);
+    struct hprof_writer *w;
+    switch (opts->format) {
+    case HPROF_FORMAT_BINARY:
+        w = writer_binary_new(sink);
+        break;
+    case HPROF_FORMAT_PHD:
+        w = writer_phd_new(sink);
+        break;
+    case HPROF_FORMAT_CLASSIC:
+        w = writer_classic_new(sink);
+        break;
+    default:
+        w = writer_ascii_new(sink);
+        break;
+    }
+    if (!w) { /* the writer has closed the sink (writers own it) */
         snprintf(err, errlen, "HPROF ERROR: out of memory opening %s", name);
         return -1;
     }

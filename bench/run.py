@@ -979,6 +979,8 @@ def main():
     ap.add_argument("--workloads", help="comma-separated workloads (default all)")
     ap.add_argument("--agent", help="a built libhprof.so (default: build it in --build)")
     ap.add_argument("--build", default=str(REPO / "build"), help="meson build directory (default build/)")
+    ap.add_argument("--skip", help="comma-separated workload:mode pairs left out of the plan, e.g. "
+                    "javac:sites,h2:samples-1ms (to fit a run into the time there is; the results say so)")
     ap.add_argument("--timeout", type=float, default=1800.0, help="upper limit of one run in seconds")
     ap.add_argument("--out", help="results file (default bench/results/<date>-jdk<N>[-quick].md)")
     ap.add_argument("--update-doc", action="store_true", help="quote the tables in doc/bench.md")
@@ -1003,12 +1005,20 @@ def main():
     workloads = pick(args.workloads, WORKLOADS, "workload")
     # Without --modes each workload runs its own list of modes; with it, every selected mode
     # runs on every selected workload (heap=dump only ever on the heap workload).
+    skips = [p.strip() for p in (args.skip or "").split(",") if p.strip()]
+    for p in skips:
+        wl, _, md = p.partition(":")
+        if wl not in {w.name for w in WORKLOADS} or md not in {m.name for m in MODES}:
+            raise SystemExit(f"--skip {p}: expected workload:mode (workloads: "
+                             f"{', '.join(w.name for w in WORKLOADS)}; modes: {', '.join(m.name for m in MODES)})")
     plan = {}
     for w in workloads:
         if w.kind == "dump":
             wm = [m for m in modes if m.name == "dump"]
         else:
             wm = [m for m in modes if m.name != "dump" and (args.modes or m.name in w.modes)]
+        skipped = {p.split(":", 1)[1] for p in skips if p.split(":", 1)[0] == w.name}
+        wm = [m for m in wm if m.name not in skipped]
         if wm:
             plan[w.name] = wm
     workloads = [w for w in workloads if w.name in plan]

@@ -181,6 +181,10 @@ static enum set_result set_format(struct hprof_options *o, const struct opt_desc
         o->format = HPROF_FORMAT_ASCII;
     else if (strcmp(v, "b") == 0)
         o->format = HPROF_FORMAT_BINARY;
+    else if (strcmp(v, "phd") == 0)
+        o->format = HPROF_FORMAT_PHD;
+    else if (strcmp(v, "classic") == 0)
+        o->format = HPROF_FORMAT_CLASSIC;
     else
         return SET_BAD;
     return SET_OK;
@@ -276,7 +280,7 @@ static const struct opt_desc option_table[] = {
     {.name = "heap", .allowed = "dump|sites|all", .set = set_heap},
     {.name = "cpu", .allowed = "samples|times|old", .set = set_cpu},
     {.name = "monitor", YES_NO, FIELD_OF(monitor)},
-    {.name = "format", .allowed = "a|b", .set = set_format},
+    {.name = "format", .allowed = "a|b|phd|classic", .set = set_format},
     {.name = "file", .allowed = "a non-empty file name", .set = set_file},
     {.name = "net",
      .allowed = "<host>:<port> with a host and a port from 1 to 65535",
@@ -395,9 +399,45 @@ static bool parse_item(struct parse_state *ps, struct hprof_options *o, char *it
     return false;
 }
 
+static const char *format_name(enum hprof_format f)
+{
+    return f == HPROF_FORMAT_PHD ? "phd" : f == HPROF_FORMAT_CLASSIC ? "classic" : "";
+}
+
+static const char *cpu_name(enum hprof_cpu_mode m)
+{
+    return m == HPROF_CPU_SAMPLES ? "samples" : m == HPROF_CPU_TIMES ? "times" : "old";
+}
+
+/* PHD and classic files hold one heap dump and nothing else: heap=dump is their default and
+ * the only profile they can hold. */
+static void finish_dump_only(struct parse_state *ps, struct hprof_options *o)
+{
+    const char *f = format_name(o->format);
+    if (o->heap_given && o->heap_sites)
+        fail(ps,
+             "format=%s holds only a heap dump: heap=%s cannot be used with it (allowed: "
+             "heap=dump)",
+             f, o->heap_dump ? "all" : "sites");
+    else if (o->cpu != HPROF_CPU_OFF)
+        fail(ps,
+             "format=%s holds only a heap dump: cpu=%s cannot be used with it (allowed: "
+             "heap=dump)",
+             f, cpu_name(o->cpu));
+    else if (o->monitor)
+        fail(ps,
+             "format=%s holds only a heap dump: monitor=y cannot be used with it (allowed: "
+             "heap=dump)",
+             f);
+    o->heap_dump = true;
+    o->heap_sites = false;
+}
+
 /* Checks that need the whole list; the defaults that depend on other options. */
 static void finish(struct parse_state *ps, struct hprof_options *o)
 {
+    if (o->format == HPROF_FORMAT_PHD || o->format == HPROF_FORMAT_CLASSIC)
+        finish_dump_only(ps, o);
     if (o->format == HPROF_FORMAT_BINARY) {
         if (o->monitor)
             fail(ps, "format=b cannot be used with monitor=y");
@@ -412,7 +452,8 @@ static void finish(struct parse_state *ps, struct hprof_options *o)
         fail(ps, "file and net options cannot be used together (file=%s, net=%s:%u)", o->file,
              o->net_host, (unsigned)o->net_port);
     /* the old agent's default profile: nothing asked for means heap=all */
-    if (!o->heap_given && o->cpu == HPROF_CPU_OFF && !o->monitor)
+    if (!o->heap_given && o->cpu == HPROF_CPU_OFF && !o->monitor && !ps->failed &&
+        (o->format == HPROF_FORMAT_ASCII || o->format == HPROF_FORMAT_BINARY))
         o->heap_sites = o->heap_dump = true;
 }
 
@@ -524,6 +565,10 @@ int options_output_path(const struct hprof_options *opts, long pid, bool (*exist
     if (name == NULL) {
         if (opts->format == HPROF_FORMAT_BINARY)
             name = opts->gzip ? "java.hprof.gz" : "java.hprof";
+        else if (opts->format == HPROF_FORMAT_PHD)
+            name = "java.phd";
+        else if (opts->format == HPROF_FORMAT_CLASSIC)
+            name = "java.classic.txt";
         else
             name = "java.hprof.txt";
     }
@@ -535,8 +580,11 @@ int options_output_path(const struct hprof_options *opts, long pid, bool (*exist
     /* Keep the suffix that tells what the file is last, so it still opens with the right
      * tool: java.hprof.txt -> java.hprof.<pid>.txt. */
     const char *suffix = "";
-    if (opts->format == HPROF_FORMAT_ASCII && ends_with(name, ".txt"))
+    if ((opts->format == HPROF_FORMAT_ASCII || opts->format == HPROF_FORMAT_CLASSIC) &&
+        ends_with(name, ".txt"))
         suffix = ".txt";
+    else if (opts->format == HPROF_FORMAT_PHD && ends_with(name, ".phd"))
+        suffix = ".phd";
     else if (opts->gzip && ends_with(name, ".gz"))
         suffix = ".gz";
     int stem = (int)(strlen(name) - strlen(suffix));
@@ -567,7 +615,10 @@ static const char help_text[] =
     "cpu=samples|times|old  CPU usage                      off\n"
     "monitor=y|n            monitor contention             n\n"
     "format=a|b             text(txt) or binary output     a\n"
+    "       |phd|classic    or an OpenJ9 heap dump (PHD or\n"
+    "                       classic text; heap=dump only)\n"
     "file=<file>            write data to file             java.hprof[{.txt}]\n"
+    "                       (java.phd, java.classic.txt)\n"
     "net=<host>:<port>      send data over a socket        off\n"
     "depth=<size>           stack trace depth (0..1024)    4\n"
     "interval=<ms>          sample interval in ms          10\n"
@@ -607,6 +658,8 @@ static const char help_text[] =
     "  - The option format=b cannot be used with monitor=y.\n"
     "  - The option format=b cannot be used with cpu=old|times.\n"
     "  - The options file= and net= cannot be used together.\n"
+    "  - format=phd and format=classic hold one heap dump only: heap= is dump,\n"
+    "    and cpu=, monitor=y, heap=sites|all and gz=y cannot be used with them.\n"
     "  - Without any heap=, cpu= or monitor=y option the profile is heap=all;\n"
     "    with cpu= or monitor=y but no heap=, heap profiling is off.\n"
     "  - A value given twice: the last one wins. Unknown options are errors.\n"

@@ -18,7 +18,13 @@
 #define HPROF_NET_PORT_MAX 65535
 
 enum hprof_cpu_mode { HPROF_CPU_OFF = 0, HPROF_CPU_SAMPLES, HPROF_CPU_TIMES, HPROF_CPU_OLD };
-enum hprof_format { HPROF_FORMAT_ASCII = 0, HPROF_FORMAT_BINARY };
+/* PHD and classic hold only a heap dump (OpenJ9's formats, doc/phd.md). */
+enum hprof_format {
+    HPROF_FORMAT_ASCII = 0,
+    HPROF_FORMAT_BINARY,
+    HPROF_FORMAT_PHD,
+    HPROF_FORMAT_CLASSIC
+};
 
 struct hprof_options {
     bool help;                /* "help": print the option table, exit 0 */
@@ -27,7 +33,7 @@ struct hprof_options {
     bool heap_given;          /* heap= appeared in the string */
     enum hprof_cpu_mode cpu;  /* cpu=samples|times|old, default off */
     bool monitor;             /* monitor=y|n, default n */
-    enum hprof_format format; /* format=a|b, default a */
+    enum hprof_format format; /* format=a|b|phd|classic, default a */
     char *file;               /* file=<file>; NULL means the default name */
     char *net_host;           /* net=<host>:<port>; NULL means no socket */
     uint16_t net_port;
@@ -74,14 +80,14 @@ void options_defaults(struct hprof_options *opts);
 /* The option table printed for "help" (ends with a newline). */
 const char *options_help_text(void);
 
-/* The name of the output file: file= if given, else java.hprof.txt (ascii) or java.hprof
- * (binary). With force=n and an existing file, a new name "<name>.<pid>[.txt]" (and then
- * "<name>.<pid>.<k>[.txt]") is chosen so nothing is overwritten. exists(path) tells
- * whether a path exists (a parameter so tests need no file system). Writes into buf;
- * returns 0, or -1 if buf is too small.
- * Also: the kept last suffix is ".txt" for ascii names ending in ".txt" and ".gz" for gz=y
- * names ending in ".gz"; k stops at HPROF_OUTPUT_MAX_K (then -1). exists may be NULL
- * (nothing exists). */
+/* The name of the output file: file= if given, else java.hprof.txt (ascii), java.hprof
+ * (binary), java.phd (phd) or java.classic.txt (classic). With force=n and an existing
+ * file, a new name "<name>.<pid>[.txt]" (and then "<name>.<pid>.<k>[.txt]") is chosen so
+ * nothing is overwritten. exists(path) tells whether a path exists (a parameter so tests
+ * need no file system). Writes into buf; returns 0, or -1 if buf is too small.
+ * Also: the kept last suffix is ".txt" for ascii and classic names ending in ".txt", ".phd"
+ * for phd names ending in ".phd" and ".gz" for gz=y names ending in ".gz"; k stops at
+ * HPROF_OUTPUT_MAX_K (then -1). exists may be NULL (nothing exists). */
 #define HPROF_OUTPUT_MAX_K 100000
 int options_output_path(const struct hprof_options *opts, long pid, bool (*exists)(const char *),
                         char *buf, size_t buflen);

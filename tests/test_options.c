@@ -166,6 +166,40 @@ START_TEST(format_values)
 }
 END_TEST
 
+/* PHD and classic hold one heap dump: heap=dump by default, every other profile refused. */
+START_TEST(format_dump_only)
+{
+    static const struct {
+        const char *s;
+        enum hprof_format f;
+    } good[] = {{"format=phd", HPROF_FORMAT_PHD},
+                {"format=classic", HPROF_FORMAT_CLASSIC},
+                {"heap=dump,format=phd", HPROF_FORMAT_PHD},
+                {"format=classic,heap=dump,net=localhost:9", HPROF_FORMAT_CLASSIC},
+                {"format=b,format=phd,doe=n,file=x.phd", HPROF_FORMAT_PHD}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ok(good[i].s);
+        ck_assert_int_eq(o.format, good[i].f);
+        ck_assert(o.heap_dump);
+        ck_assert(!o.heap_sites);
+        ck_assert_int_eq(o.cpu, HPROF_CPU_OFF);
+        ck_assert(!o.monitor);
+    }
+    bad("format=phd,heap=all", "format=phd", "heap=all", "allowed: heap=dump", NULL);
+    bad("heap=sites,format=classic", "format=classic", "heap=sites", "allowed: heap=dump", NULL);
+    bad("format=phd,cpu=samples", "format=phd", "cpu=samples", "allowed: heap=dump", NULL);
+    bad("cpu=times,format=classic", "format=classic", "cpu=times", NULL);
+    bad("format=phd,cpu=old,heap=dump", "cpu=old", NULL);
+    bad("format=phd,monitor=y", "format=phd", "monitor=y", "allowed: heap=dump", NULL);
+    bad("format=phd,gz=y", "gz=y", "format=b", NULL);
+    bad("format=c", "format", "a|b|phd|classic", NULL);
+    /* the last format wins, then the checks run */
+    ok("format=phd,cpu=samples,format=a");
+    ck_assert_int_eq(o.format, HPROF_FORMAT_ASCII);
+    ck_assert(!o.heap_dump);
+}
+END_TEST
+
 /* Every y|n option, both values, through the bool it sets. */
 START_TEST(yes_no_options)
 {
@@ -456,7 +490,7 @@ START_TEST(error_bad_enum_values)
     bad("heap=", "heap option value must be dump|sites|all (heap=)", NULL);
     bad("heap=SITES", "(heap=SITES)", NULL);
     bad("cpu=yes", "cpu option value must be samples|times|old (cpu=yes)", NULL);
-    bad("format=binary", "format option value must be a|b (format=binary)", NULL);
+    bad("format=binary", "format option value must be a|b|phd|classic (format=binary)", NULL);
     const char *yn[] = {"monitor", "lineno",  "thread", "doe",    "msa",
                         "force",   "verbose", "gz",     "gc_okay"};
     const char *vals[] = {"yes", "Y", "1", "", "nn"};
@@ -649,6 +683,8 @@ START_TEST(help_text_content)
         "-Xrunhprof:",
         "JVMTI.agent_load",
         "java.hprof[{.txt}]",
+        "phd|classic",
+        "java.phd, java.classic.txt",
         "0.0001",
     };
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
@@ -712,6 +748,8 @@ START_TEST(path_defaults)
     ck_assert_str_eq(path_of("file=my.out"), "my.out");
     ck_assert_str_eq(path_of("file=/tmp/x.bin,format=b,gz=y"), "/tmp/x.bin");
     ck_assert_str_eq(path_of("force=n"), "java.hprof.txt");
+    ck_assert_str_eq(path_of("format=phd"), "java.phd");
+    ck_assert_str_eq(path_of("format=classic"), "java.classic.txt");
 }
 END_TEST
 
@@ -740,6 +778,12 @@ START_TEST(path_force_n_pid)
 
     set_existing(".txt", NULL, NULL);
     ck_assert_str_eq(path_of("force=n,file=.txt"), ".txt.4242");
+
+    /* the suffix that says what the file is stays last for PHD and classic too */
+    set_existing("java.phd", "java.classic.txt", "d.phd");
+    ck_assert_str_eq(path_of("force=n,format=phd"), "java.4242.phd");
+    ck_assert_str_eq(path_of("force=n,format=classic"), "java.classic.4242.txt");
+    ck_assert_str_eq(path_of("force=n,format=phd,file=d.phd"), "d.4242.phd");
 }
 END_TEST
 
@@ -812,8 +856,8 @@ static Suite *options_suite(void)
     } groups[] = {
         {"defaults", {defaults_null_and_empty, defaults_function, default_profile_rule}},
         {"values",
-         {heap_values, cpu_values, format_values, yes_no_options, file_values, net_values,
-          depth_values, interval_values, cutoff_values, cutoff_ignores_locale,
+         {heap_values, cpu_values, format_values, format_dump_only, yes_no_options, file_values,
+          net_values, depth_values, interval_values, cutoff_values, cutoff_ignores_locale,
           sites_interval_values, gz_values, warnings_msa_gc_okay, all_options_at_once,
           hadoop_string, manual_examples, trailing_comma}},
         {"restrictions", {restrictions}},

@@ -1,5 +1,5 @@
-/* The one interface every output format implements (hprof ascii, HPROF binary, and later
- * PHD and classic). The agent's dump code and heap walker talk only to this table of
+/* The one interface every output format implements (hprof ascii, HPROF binary, OpenJ9 PHD
+ * and classic). The agent's dump code and heap walker talk only to this table of
  * functions, never to a format directly, so a new format is one new file. Pure C, no JVMTI.
  *
  * Numbering: every serial the agent passes is its internal serial, starting at 1
@@ -255,8 +255,10 @@ struct hprof_class_dump {
     hprof_id class_id;
     uint32_t trace_serial;
     hprof_id super_id, loader_id, signers_id, domain_id;
-    uint32_t instance_size;
-    const char *name; /* Java source form */
+    uint32_t instance_size;      /* bytes of field values in an INSTANCE DUMP */
+    uint64_t heap_instance_size; /* shallow heap size of one instance (PHD); 0 = unknown */
+    uint64_t class_object_size;  /* shallow size of the java.lang.Class object (classic) */
+    const char *name;            /* Java source form */
     size_t ncp, nstatics, nfields;
     const struct hprof_cp_entry *cp;
     const struct hprof_static_field *statics;
@@ -281,8 +283,9 @@ struct hprof_obj_array_dump {
     uint32_t trace_serial;
     hprof_id class_id;
     const char *class_name; /* "java.lang.String[]" */
+    hprof_id elem_class_id; /* class id of the element class (PHD); 0 = unknown */
     uint32_t size;
-    uint32_t nelems;
+    uint32_t nelems; /* the true length; null elements are 0 in elems */
     const hprof_id *elems;
 };
 
@@ -361,6 +364,10 @@ struct hprof_writer {
 /* Writers own the sink they are given. */
 struct hprof_writer *writer_ascii_new(struct hprof_sink *sink);
 struct hprof_writer *writer_binary_new(struct hprof_sink *sink);
+/* OpenJ9 portable heap dump: one heap dump, nothing else (doc/phd.md). */
+struct hprof_writer *writer_phd_new(struct hprof_sink *sink);
+/* OpenJ9 classic (text) heap dump: one heap dump, nothing else (doc/phd.md). */
+struct hprof_writer *writer_classic_new(struct hprof_sink *sink);
 
 /* The wall clock used by default, microseconds since the epoch. */
 uint64_t writer_wall_clock_us(void);

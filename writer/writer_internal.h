@@ -2,6 +2,7 @@
 #ifndef HPROF_WRITER_INTERNAL_H
 #define HPROF_WRITER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,5 +11,15 @@
  * buf needs WRITER_DATE_LEN bytes. Returns buf. */
 #define WRITER_DATE_LEN 32
 char *writer_format_date(uint64_t epoch_us, char *buf);
+
+/* OpenJ9 formats (PHD, classic). The address of an id: untagged objects (bit 63 | address)
+ * keep their address; class ids go to 2^61 + 8 * serial; other tags to 2^60 + 8 * tag. All
+ * below 2^62, 8-byte aligned, unique for tags below 2^57 (*warned: one stderr note for a
+ * bigger one). */
+#include "writer.h"
+uint64_t openj9_address(hprof_id id, bool *warned);
+/* Java source class name -> the VM's ("java/lang/String", "[I", "[[Ljava/lang/String;"),
+ * NUL-terminated in out; returns its length (at most cap - 1). */
+size_t openj9_class_name(const char *src, char *out, size_t cap);
 
 #endif

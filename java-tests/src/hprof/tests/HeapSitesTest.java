@@ -135,6 +135,26 @@ class HeapSitesTest {
             assertTrue(rows.get(i - 1).liveBytes() >= rows.get(i).liveBytes(), "order at row " + i);
     }
 
+    /* The AsyncGetCallTrace diagnostic (doc/heap-sites.md, "Mechanism"): AGCT is found on both
+     * JDKs and walks some allocations, and the counts stay exact, since what is recorded is
+     * always GetStackTrace's stack. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void agctCheckKeepsCountsExact(int feature) throws Exception {
+        Path dir = Jvm.workDir("sites-agct");
+        Jvm.Result res = Jvm.run(jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_AGCT_CHECK", "1"),
+                List.of(Jvm.agentpath("heap=sites,cutoff=0,lineno=n")), P);
+        assertEquals(0, res.exit(), res.describe());
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("AGCT check: (\\d+) stacks compared, (\\d+) differ; AGCT declined (\\d+)")
+                .matcher(res.err());
+        assertTrue(m.find(), res.err());
+        assertTrue(Long.parseLong(m.group(1)) > 0, "AGCT walked no stack: " + m.group());
+        SitesReport r = ascii(dir);
+        assertEquals(1, r.dumps.size());
+        assertProgramCounts(r, r.last(), false);
+    }
+
     @ParameterizedTest(name = "JDK {0}")
     @MethodSource("jdks")
     void exactCountsBinary(int feature) throws Exception {

@@ -1,0 +1,331 @@
+/* OpenJ9 classic heap dump: the text format (doc/phd.md; layout in the OpenJ9 heap dump
+ * notes of the spec folder).
+ *
+ *   // Version: <text>
+ *   0x<address> [<bytes>] OBJ <type>        an instance or array, then its non-null references
+ *       0x<ref> 0x<ref> ...                 (one indented line, only when there are any)
+ *   0x<address> [<bytes>] CLS <class>       a class (its Class object's size), then references
+ *   // Breakdown - Classes: C, Objects: O, ObjectArrays: A, PrimitiveArrays: P
+ *   // EOF:  Total 'Objects',Refs(null) : total,refs(nulls)
+ *
+ * Types are the VM's names: java/lang/String, [I, [Ljava/lang/String;. Addresses are those of
+ * the PHD writer (openj9_address), so the two formats of one walk name objects alike. Like
+ * PHD, a file holds one heap dump: later dumps are dropped with a note on stderr; every
+ * non-dump record is ignored. */
+#include "writer.h"
+#include "writer_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLASSIC_VERSION "hprof agent (JVMTI), classic heap dump writer 1"
+
+struct classic_writer {
+    struct hprof_writer w;
+    bool in_dump, dumped, extra_dump_reported, big_id_reported;
+    uint64_t classes, objects, obj_arrays, prim_arrays, refs, null_refs;
+    char name[65536];
+};
+
+static struct classic_writer *cw(struct hprof_writer *w)
+{
+    return (struct classic_writer *)w;
+}
+
+static uint64_t addr(struct classic_writer *c, hprof_id id)
+{
+    return openj9_address(id, &c->big_id_reported);
+}
+
+static void header_line(struct classic_writer *c, uint64_t a, uint64_t size, const char *what,
+                        const char *type)
+{
+    sink_printf(c->w.sink, "0x%016" PRIX64 " [%" PRIu64 "] %s %s\n", a, size, what, type);
+}
+
+/* One reference slot: counted, and written unless null (the first opens the indented line). */
+static void put_ref(struct classic_writer *c, hprof_id id, bool *any)
+{
+    c->refs++;
+    if (!id) {
+        c->null_refs++;
+        return;
+    }
+    sink_printf(c->w.sink, "%s0x%016" PRIX64, *any ? " " : "    ", addr(c, id));
+    *any = true;
+}
+
+static void end_refs(struct classic_writer *c, bool any)
+{
+    if (any)
+        sink_write(c->w.sink, "\n", 1);
+}
+
+static void cl_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+{
+    (void)nobjects;
+    (void)nbytes;
+    struct classic_writer *c = cw(w);
+    if (c->in_dump)
+        return;
+    if (c->dumped) {
+        if (!c->extra_dump_reported) {
+            c->extra_dump_reported = true;
+            fprintf(stderr, "HPROF WARNING: a classic heap dump file holds one heap dump: this "
+                            "and later heap dumps are not written (the first one is in the "
+                            "file)\n");
+        }
+        return;
+    }
+    sink_printf(w->sink, "// Version: %s\n", CLASSIC_VERSION);
+    c->in_dump = true;
+}
+
+static void cl_heap_dump_end(struct hprof_writer *w)
+{
+    struct classic_writer *c = cw(w);
+    if (!c->in_dump)
+        return;
+    sink_printf(w->sink,
+                "// Breakdown - Classes: %" PRIu64 ", Objects: %" PRIu64 ", ObjectArrays: %" PRIu64
+                ", PrimitiveArrays: %" PRIu64 "\n",
+                c->classes, c->objects, c->obj_arrays, c->prim_arrays);
+    sink_printf(w->sink,
+                "// EOF:  Total 'Objects',Refs(null) : %" PRIu64 ",%" PRIu64 "(%" PRIu64 ")\n",
+                c->classes + c->objects + c->obj_arrays + c->prim_arrays, c->refs, c->null_refs);
+    c->in_dump = false;
+    c->dumped = true;
+    sink_flush(w->sink);
+}
+
+static void cl_instance_dump(struct hprof_writer *w, const struct hprof_instance_dump *o)
+{
+    struct classic_writer *c = cw(w);
+    if (!c->in_dump)
+        return;
+    openj9_class_name(o->class_name ? o->class_name : "?", c->name, sizeof c->name);
+    header_line(c, addr(c, o->object_id), o->size, "OBJ", c->name);
+    c->objects++;
+    bool any = false;
+    for (size_t i = 0; i < o->nvalues; i++)
+        if (o->fields[i].type == HPROF_TYPE_OBJECT)
+            put_ref(c, o->values[i].obj, &any);
+    end_refs(c, any);
+}
+
+static void cl_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
+{
+    struct classic_writer *c = cw(w);
+    if (!c->in_dump)
+        return;
+    openj9_class_name(a->class_name ? a->class_name : "java.lang.Object[]", c->name,
+                      sizeof c->name);
+    header_line(c, addr(c, a->array_id), a->size, "OBJ", c->name);
+    c->obj_arrays++;
+    bool any = false;
+    for (uint32_t i = 0; i < a->nelems; i++)
+        put_ref(c, a->elems[i], &any);
+    end_refs(c, any);
+}
+
+static const char *prim_descriptor(enum hprof_basic_type t)
+{
+    switch (t) {
+    case HPROF_TYPE_BOOLEAN:
+        return "[Z";
+    case HPROF_TYPE_CHAR:
+        return "[C";
+    case HPROF_TYPE_FLOAT:
+        return "[F";
+    case HPROF_TYPE_DOUBLE:
+        return "[D";
+    case HPROF_TYPE_BYTE:
+        return "[B";
+    case HPROF_TYPE_SHORT:
+        return "[S";
+    case HPROF_TYPE_INT:
+        return "[I";
+    case HPROF_TYPE_LONG:
+        return "[J";
+    case HPROF_TYPE_OBJECT:
+        break;
+    }
+    return NULL;
+}
+
+static void cl_prim_array_dump(struct hprof_writer *w, const struct hprof_prim_array_dump *a)
+{
+    struct classic_writer *c = cw(w);
+    const char *d = prim_descriptor(a->elem_type);
+    if (!c->in_dump || !d)
+        return;
+    header_line(c, addr(c, a->array_id), a->size, "OBJ", d);
+    c->prim_arrays++;
+}
+
+static void cl_class_dump(struct hprof_writer *w, const struct hprof_class_dump *k)
+{
+    struct classic_writer *c = cw(w);
+    if (!c->in_dump)
+        return;
+    openj9_class_name(k->name ? k->name : "?", c->name, sizeof c->name);
+    header_line(c, addr(c, k->class_id), k->class_object_size, "CLS", c->name);
+    c->classes++;
+    bool any = false;
+    for (size_t i = 0; i < k->nstatics; i++)
+        if (k->statics[i].field.type == HPROF_TYPE_OBJECT)
+            put_ref(c, k->statics[i].value.obj, &any);
+    for (size_t i = 0; i < k->ncp; i++)
+        if (k->cp[i].type == HPROF_TYPE_OBJECT)
+            put_ref(c, k->cp[i].value.obj, &any);
+    put_ref(c, k->loader_id, &any);
+    put_ref(c, k->signers_id, &any);
+    put_ref(c, k->domain_id, &any);
+    end_refs(c, any);
+}
+
+/* ---- everything else has no place in a classic heap dump ------------------------------ */
+
+static void cl_begin(struct hprof_writer *w)
+{
+    (void)w;
+}
+
+static void cl_string(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len)
+{
+    (void)w, (void)id, (void)utf8, (void)len;
+}
+
+static void cl_load_class(struct hprof_writer *w, uint32_t class_serial, hprof_id class_id,
+                          uint32_t trace_serial, hprof_id name_id, const char *name)
+{
+    (void)w, (void)class_serial, (void)class_id, (void)trace_serial, (void)name_id, (void)name;
+}
+
+static void cl_unload_class(struct hprof_writer *w, uint32_t class_serial)
+{
+    (void)w, (void)class_serial;
+}
+
+static void cl_frame(struct hprof_writer *w, const struct hprof_frame *f)
+{
+    (void)w, (void)f;
+}
+
+static void cl_trace(struct hprof_writer *w, uint32_t trace_serial, uint32_t thread_serial,
+                     size_t nframes, const struct hprof_frame *frames)
+{
+    (void)w, (void)trace_serial, (void)thread_serial, (void)nframes, (void)frames;
+}
+
+static void cl_thread_start(struct hprof_writer *w, const struct hprof_thread_info *t)
+{
+    (void)w, (void)t;
+}
+
+static void cl_thread_end(struct hprof_writer *w, uint32_t thread_serial)
+{
+    (void)w, (void)thread_serial;
+}
+
+static void cl_control_settings(struct hprof_writer *w, bool alloc_traces, bool cpu_sampling,
+                                uint16_t depth)
+{
+    (void)w, (void)alloc_traces, (void)cpu_sampling, (void)depth;
+}
+
+static void cl_sites(struct hprof_writer *w, const struct hprof_sites_report *r)
+{
+    (void)w, (void)r;
+}
+
+static void cl_heap_summary(struct hprof_writer *w, const struct hprof_heap_summary *s)
+{
+    (void)w, (void)s;
+}
+
+static void cl_cost_report(struct hprof_writer *w, const struct hprof_cost_report *r)
+{
+    (void)w, (void)r;
+}
+
+static void cl_cpu_old(struct hprof_writer *w, const struct hprof_method_time_report *r)
+{
+    (void)w, (void)r;
+}
+
+static void cl_monitor_wait(struct hprof_writer *w, const char *class_sig, int64_t ms,
+                            uint32_t thread_serial)
+{
+    (void)w, (void)class_sig, (void)ms, (void)thread_serial;
+}
+
+static void cl_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_dump *d)
+{
+    (void)w, (void)d;
+}
+
+static void cl_root(struct hprof_writer *w, const struct hprof_root *r)
+{
+    (void)w, (void)r;
+}
+
+static void cl_flush(struct hprof_writer *w)
+{
+    sink_flush(w->sink);
+}
+
+static void cl_close(struct hprof_writer *w)
+{
+    cl_heap_dump_end(w); /* close inside a dump ends it */
+    sink_close(w->sink);
+    free(cw(w));
+}
+
+static const struct hprof_writer_ops classic_ops = {
+    .name = "classic",
+    .dump_totals_first = false,
+    .begin = cl_begin,
+    .string = cl_string,
+    .load_class = cl_load_class,
+    .unload_class = cl_unload_class,
+    .frame = cl_frame,
+    .trace = cl_trace,
+    .thread_start = cl_thread_start,
+    .thread_end = cl_thread_end,
+    .control_settings = cl_control_settings,
+    .sites = cl_sites,
+    .heap_summary = cl_heap_summary,
+    .cpu_samples = cl_cost_report,
+    .cpu_times = cl_cost_report,
+    .cpu_old = cl_cpu_old,
+    .monitor_time = cl_cost_report,
+    .monitor_wait = cl_monitor_wait,
+    .monitor_waited = cl_monitor_wait,
+    .monitor_dump = cl_monitor_dump,
+    .heap_dump_begin = cl_heap_dump_begin,
+    .root = cl_root,
+    .class_dump = cl_class_dump,
+    .instance_dump = cl_instance_dump,
+    .obj_array_dump = cl_obj_array_dump,
+    .prim_array_dump = cl_prim_array_dump,
+    .heap_dump_end = cl_heap_dump_end,
+    .flush = cl_flush,
+    .close = cl_close,
+};
+
+struct hprof_writer *writer_classic_new(struct hprof_sink *sink)
+{
+    struct classic_writer *c = calloc(1, sizeof *c);
+    if (!c) {
+        sink_close(sink);
+        return NULL;
+    }
+    c->w.ops = &classic_ops;
+    c->w.sink = sink;
+    c->w.clock_us = writer_wall_clock_us;
+    c->w.start_us = writer_wall_clock_us();
+    return &c->w;
+}
