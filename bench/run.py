@@ -819,8 +819,13 @@ def run_jdk(args, jdk, agent, workloads, plan, unavailable):
     print()
     print(text)
     RESULTS_DIR.mkdir(exist_ok=True)
-    out = Path(args.out) if args.out and len(args.jdk or [None]) == 1 else \
-        RESULTS_DIR / f"{started:%Y-%m-%d-%H%M}-jdk{major}{'-quick' if args.quick else ''}.md"
+    if args.out and len(args.jdk or [None]) == 1:
+        out = Path(args.out)
+    elif args.out:  # several JDKs: one file each, named after --out
+        o = Path(args.out)
+        out = o.with_name(f"{o.stem}-jdk{major}{o.suffix}")
+    else:
+        out = RESULTS_DIR / f"{started:%Y-%m-%d-%H%M}-jdk{major}{'-quick' if args.quick else ''}.md"
     out.write_text(text)
     print(f"results written to {out}")
     if args.update_doc:
