@@ -76,10 +76,10 @@ struct site_thread {
 };
 
 #define SERIAL_BLOCK 1024
-#define CACHE_SLOTS_FIRST 256u
+#define CACHE_SLOTS_FIRST 1024u
 /* A cache that misses more than one lookup in CACHE_MISS_RATIO of CACHE_WINDOW grows 4x. */
 #define CACHE_WINDOW 65536u
-#define CACHE_MISS_RATIO 8u
+#define CACHE_MISS_RATIO 32u
 
 static _Thread_local struct site_thread *current_thread;
 
@@ -195,12 +195,14 @@ static void site_thread_free(JNIEnv *jni)
     }
 }
 
-/* Counts a stack lookup; replaces a cache that misses too often with a 4x larger one. */
-static void cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
+/* Counts a stack lookup; replaces a cache that misses too often with a 4x larger one. True when
+ * it did: entries of the old cache are freed then, so the caller must drop the one it holds. */
+static bool cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
 {
     t->misses += !hit;
     if (++t->lookups < CACHE_WINDOW)
-        return;
+        return false;
+    bool replaced = false;
     unsigned slots = trace_cache_slots(t->cache);
     if (t->misses > CACHE_WINDOW / CACHE_MISS_RATIO && slots < TRACE_CACHE_MAX_SLOTS) {
         struct trace_cache *bigger = trace_cache_new((unsigned)traces_depth(), slots * 4);
@@ -208,9 +210,11 @@ static void cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
             trace_cache_each_ref(t->cache, delete_weak, jni);
             trace_cache_free(t->cache);
             t->cache = bigger;
+            replaced = true;
         }
     }
     t->lookups = t->misses = 0;
+    return replaced;
 }
 
 static uint64_t next_serial(struct site_thread *t)
@@ -378,7 +382,8 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
     const struct raw_frame *raw = (const struct raw_frame *)t->frames;
     uint64_t hash = trace_cache_hash(raw, (unsigned)n, thread_serial);
     struct trace_cache_entry *e = trace_cache_find(t->cache, hash, raw, (unsigned)n, thread_serial);
-    cache_lookup_done(jni, t, e != NULL);
+    if (cache_lookup_done(jni, t, e != NULL))
+        e = NULL; /* it pointed into the cache just freed; the new one is empty */
     if (!e) {
         STAT(STAT_STACK_MISSES);
         *trace = traces_intern(jvmti, t->frames, n, thread_serial);
