@@ -77,4 +77,63 @@ class AttachTest {
         assertTrue(err.contains("HPROF ERROR"), err);
         assertTrue(err.contains("inner quotes"), err);
     }
+
+    /** A load that fails (here: an unknown option) must leave nothing behind that refuses the next. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void aFailedAttachLeavesTheNextAttachWorking(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-retry");
+        Jvm.Result bad = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(), "\"bogus=1\"");
+        assertTrue(!bad.out().contains("return code: 0"), bad.describe());
+        Path out = t.dir().resolve("retry.hprof");
+        Jvm.Result good = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
+                "\"heap=sites,format=b,file=" + out + "\"");
+        assertTrue(good.out().contains("return code: 0"), good.describe());
+        String err = finish(t);
+        assertTrue(err.contains("unknown option 'bogus'"), err);
+        assertTrue(!err.contains("already loaded"), err);
+        HprofRead.Report report = HprofRead.check(out);
+        assertEquals(0, report.exit(), report.output());
+        assertTrue(report.count("START THREAD") >= 2, report.output());
+    }
+
+    /** help prints the help text into the VM's stdout, starts nothing (it crashed the VM once) and
+     *  leaves the next attach working although the JVM keeps the library loaded after it. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void helpAtAttachStartsNothingAndTheNextAttachWorks(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-help");
+        Jvm.Result help = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(), "\"help\"");
+        assertTrue(help.out().contains("return code: 0"), help.describe());
+        Path out = t.dir().resolve("after-help.hprof");
+        Jvm.Result good = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
+                "\"heap=sites,format=b,file=" + out + "\"");
+        assertTrue(good.out().contains("return code: 0"), good.describe());
+        String err = finish(t);
+        assertTrue(!err.contains("already loaded"), err);
+        assertTrue(Files.readString(t.dir().resolve("out.txt")).contains("Heap and CPU Profiling Agent"));
+        HprofRead.Report report = HprofRead.check(out);
+        assertEquals(0, report.exit(), report.output());
+        assertTrue(report.count("START THREAD") >= 2, report.output());
+    }
+
+    /** A second real load is refused by design (one profile per VM) and the first one goes on. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void aSecondAttachAfterASuccessfulOneIsRefused(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-twice");
+        Path out = t.dir().resolve("first.hprof");
+        Jvm.Result first = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
+                "\"heap=sites,format=b,file=" + out + "\"");
+        assertTrue(first.out().contains("return code: 0"), first.describe());
+        Jvm.Result second = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(), "\"heap=dump\"");
+        assertTrue(!second.out().contains("return code: 0"), second.describe());
+        String err = finish(t);
+        assertTrue(err.contains("already loaded"), err);
+        HprofRead.Report report = HprofRead.check(out);
+        assertEquals(0, report.exit(), report.output());
+    }
 }
