@@ -130,7 +130,12 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
                      opts->file ? opts->file : "");
             return -1;
         }
-        sink = sink_open_file(name, opts->gzip, err, errlen);
+        char why[512];
+        sink = sink_open_file(name, opts->gzip, why, sizeof why);
+        if (!sink) {
+            snprintf(err, errlen, "HPROF ERROR: %s", why); /* the sink's message has no prefix */
+            return -1;
+        }
     }
     if (!sink)
         return -1;
