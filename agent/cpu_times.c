@@ -25,6 +25,7 @@
 #include "trace_table.h"
 #include "tracked_classes.h"
 #include "tracker_class.h"
+#include "tracker_floor_buffer.h"
 #include "tracker_floor_clock.h"
 #include "tracker_floor_empty.h"
 #include "tracker_floor_store.h"
@@ -268,6 +269,8 @@ static void vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         bytes = hprof_tracker_floor_clock, len = hprof_tracker_floor_clock_len;
     else if (probe == TRACKER_PROBE_JAVA_STORE)
         bytes = hprof_tracker_floor_store, len = hprof_tracker_floor_store_len;
+    else if (probe == TRACKER_PROBE_JAVA_BUFFER)
+        bytes = hprof_tracker_floor_buffer, len = hprof_tracker_floor_buffer_len;
     jclass cls =
         (*jni)->DefineClass(jni, HPROF_TRACKER_CLASS_NAME, NULL, (const jbyte *)bytes, (jsize)len);
     if (!cls) {

@@ -326,18 +326,19 @@ int tracker_probe_from_env(void)
         [TRACKER_PROBE_JAVA_EMPTY] = "java-empty",
         [TRACKER_PROBE_JAVA_CLOCK] = "java-clock",
         [TRACKER_PROBE_JAVA_STORE] = "java-store",
+        [TRACKER_PROBE_JAVA_BUFFER] = "java-buffer",
     };
     const char *v = getenv("HPROF_CPU_TIMES_PROBE");
     if (!v || !*v)
         return TRACKER_PROBE_COUNT;
-    for (int p = TRACKER_PROBE_NOOP; p <= TRACKER_PROBE_JAVA_STORE; p++)
+    for (int p = TRACKER_PROBE_NOOP; p <= TRACKER_PROBE_JAVA_BUFFER; p++)
         if (strcmp(v, names[p]) == 0) {
             log_warning("cpu=times: diagnostic probe HPROF_CPU_TIMES_PROBE=%s: nothing is counted",
                         v);
             return p;
         }
     log_error("HPROF_CPU_TIMES_PROBE=%s: unknown probe (allowed: noop, clock, java-empty, "
-              "java-clock, java-store; unset to count)",
+              "java-clock, java-store, java-buffer; unset to count)",
               v);
     return -1;
 }

@@ -24,12 +24,13 @@ int tracker_natives_init(bool per_method, bool per_thread, int depth);
  * bench/cpu-times-floor.sh measures with them what the mechanism costs before any counting
  * (doc/cpu-times.md, "The floor"). Chosen with the environment variable HPROF_CPU_TIMES_PROBE. */
 enum tracker_probe {
-    TRACKER_PROBE_COUNT,      /* (unset) the natives count and time every call */
-    TRACKER_PROBE_NOOP,       /* noop: natives that return at once */
-    TRACKER_PROBE_CLOCK,      /* clock: natives that read the clock and log it, thread-locally */
-    TRACKER_PROBE_JAVA_EMPTY, /* java-empty: a tracker of empty Java methods, no natives */
-    TRACKER_PROBE_JAVA_CLOCK, /* java-clock: Java methods that read System.nanoTime() */
-    TRACKER_PROBE_JAVA_STORE, /* java-store: Java methods that store the event in a ring */
+    TRACKER_PROBE_COUNT,       /* (unset) the natives count and time every call */
+    TRACKER_PROBE_NOOP,        /* noop: natives that return at once */
+    TRACKER_PROBE_CLOCK,       /* clock: natives that read the clock and log it, thread-locally */
+    TRACKER_PROBE_JAVA_EMPTY,  /* java-empty: a tracker of empty Java methods, no natives */
+    TRACKER_PROBE_JAVA_CLOCK,  /* java-clock: Java methods that read System.nanoTime() */
+    TRACKER_PROBE_JAVA_STORE,  /* java-store: Java methods that store the event in a ring */
+    TRACKER_PROBE_JAVA_BUFFER, /* java-buffer: ... in the current thread's own buffer */
 };
 
 /* The probe HPROF_CPU_TIMES_PROBE asks for; -1 (logged, naming the values) when unknown. */

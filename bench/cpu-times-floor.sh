@@ -9,6 +9,8 @@
 #   java-empty   every method rewritten, probes are empty Java methods (the JIT drops them)
 #   java-store   Java probes that store the event into one shared ring: no clock, no thread
 #                lookup, no counting (the least a tracker in Java must do per event)
+#   java-buffer  Java probes that store the event into the current thread's own buffer (found
+#                through the thread's identity hash): no clock, no counting
 #   java-clock   Java probes that only read System.nanoTime() (the cheapest clock Java has)
 #   noop         the real native probes (two JNI calls per call) that return at once
 #   clock        the native probes reading the TSC and logging it thread-locally, no counting
@@ -21,7 +23,7 @@ lib=$(readlink -f "${1:?usage: $0 <libhprof.so> [java_home] [runs] [files] [prob
 home=${2:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 runs=${3:-3}
 files=${4:-200}
-probes=${5:-none java-empty java-store java-clock noop clock count}
+probes=${5:-none java-empty java-store java-buffer java-clock noop clock count}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -170,7 +170,7 @@ class CpuTimesTest {
     /** Each stand-in probe runs the program to completion with the same rewriting (same classes
      *  rewritten), warns that it counts nothing, and counts nothing; an unknown one stops the VM. */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"noop", "clock", "java-empty", "java-clock", "java-store"})
+    @ValueSource(strings = {"noop", "clock", "java-empty", "java-clock", "java-store", "java-buffer"})
     void diagnosticProbesRunAndCountNothing(String probe) throws Exception {
         Path dir = Jvm.workDir("cpu-times-probe-" + probe);
         Jvm.Result r = Jvm.run(Jvm.defaultJdk(), dir, Jvm.envWith("HPROF_CPU_TIMES_PROBE", probe),
