@@ -26,12 +26,8 @@
 /* Every profile the agent knows, in the order their sections appear in a dump. The socket
  * listener comes first so that at VM death it stops taking commands before the others stop. */
 static const struct hprof_profile *const all_profiles[] = {
-    &listener_profile,
-    &heap_dump_profile,
-    &sites_profile,
-    &cpu_samples_profile,
-    &cpu_times_profile,
-    &monitor_profile,
+    &listener_profile,    &heap_dump_profile, &sites_profile,
+    &cpu_samples_profile, &cpu_times_profile, &monitor_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];
@@ -156,23 +152,28 @@ static int setup_jvmti(jvmtiEnv *jvmti, bool live)
     return 0;
 }
 
-/* Shared by OnLoad and OnAttach. Returns JNI_OK or JNI_ERR (the VM then stops at start-up). */
-static jint start_agent(JavaVM *vm, const char *option_string, bool live)
+/* What start_agent did: the profile runs, or only the help text was printed (attach), or an
+ * error (at start-up the VM then stops; attached, the JVM unloads the library again). */
+enum start_result { STARTED, HELP_ONLY, START_FAILED };
+
+/* Shared by OnLoad and OnAttach. */
+static enum start_result start_agent(JavaVM *vm, const char *option_string, bool live)
 {
     char err[512];
+    nenabled = 0; /* a failed attach may leave the library loaded: start from nothing again */
     enum hprof_parse_result r = options_parse(option_string, &options, err, sizeof err);
     if (r == HPROF_OPTIONS_ERROR) {
         fprintf(stderr, "%s\n", err);
         if (live && option_string && !strchr(option_string, '='))
             log_error("jcmd splits an unquoted option string at '=': pass it in inner quotes, "
                       "e.g. jcmd <pid> JVMTI.agent_load <lib> '\"heap=dump,format=b\"'");
-        return JNI_ERR;
+        return START_FAILED;
     }
     if (r == HPROF_OPTIONS_HELP) {
         fputs(options_help_text(), stdout);
         fflush(stdout);
         if (live)
-            return JNI_OK; /* never kill a running VM for help */
+            return HELP_ONLY; /* never kill a running VM for help */
         exit(0);
     }
     if (options.warnings[0])
@@ -182,7 +183,7 @@ static jint start_agent(JavaVM *vm, const char *option_string, bool live)
     jvmtiEnv *jvmti = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_11) != JNI_OK || !jvmti) {
         log_error("this VM offers no JVMTI 11 environment (JDK 11 or newer is needed)");
-        return JNI_ERR;
+        return START_FAILED;
     }
     agent_set_vm(vm);
     agent_set_jvmti(jvmti);
@@ -193,35 +194,46 @@ static jint start_agent(JavaVM *vm, const char *option_string, bool live)
     dump_set_profiles(enabled_profiles, nenabled);
 
     if (init_tables() != 0)
-        return JNI_ERR;
+        return START_FAILED;
     if (output_open(&options, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        return JNI_ERR;
+        return START_FAILED;
     }
-    if (setup_jvmti(jvmti, live) != 0)
-        return JNI_ERR;
+    if (setup_jvmti(jvmti, live) != 0) {
+        /* Attached, the JVM unloads the library after a failure: no event may reach it. */
+        if (live)
+            (*jvmti)->DisposeEnvironment(jvmti);
+        return START_FAILED;
+    }
     started_live = live;
-    return JNI_OK;
+    return STARTED;
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *opts, void *reserved)
 {
     (void)reserved;
-    return start_agent(vm, opts, false);
+    return start_agent(vm, opts, false) == START_FAILED ? JNI_ERR : JNI_OK;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *opts, void *reserved)
 {
     (void)reserved;
+    /* Set only once a profile runs: after a failed load or a help request the JVM may keep the
+     * library mapped (a help load returns JNI_OK), and the next load must still work. */
     static bool attached;
     if (attached) {
         log_error("hprof is already loaded in this VM; a second load is ignored");
         return JNI_ERR;
     }
+    switch (start_agent(vm, opts, true)) {
+    case START_FAILED:
+        return JNI_ERR;
+    case HELP_ONLY:
+        return JNI_OK; /* nothing started: no VM init to replay */
+    case STARTED:
+        break;
+    }
     attached = true;
-    jint rc = start_agent(vm, opts, true);
-    if (rc != JNI_OK)
-        return rc;
     JNIEnv *jni = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
         return JNI_ERR;

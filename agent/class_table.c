@@ -26,7 +26,10 @@ const struct class_info *classes_get(uint32_t serial)
     return segarray_at(&entries, serial - 1);
 }
 
-uint32_t classes_count(void) { return segarray_count(&entries); }
+uint32_t classes_count(void)
+{
+    return segarray_count(&entries);
+}
 
 static uint32_t serial_from_tag(jlong tag)
 {
@@ -58,7 +61,8 @@ uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
 
     pthread_mutex_lock(&lock);
     /* Another thread may have registered it while we read the signature. */
-    if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE && (serial = serial_from_tag(tag))) {
+    if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
+        (serial = serial_from_tag(tag))) {
         pthread_mutex_unlock(&lock);
         free(name);
         free(sig_copy);

@@ -11,9 +11,9 @@
 
 struct class_info {
     uint32_t serial;
-    hprof_id class_id; /* the Class object's tag, also its HPROF object id */
-    hprof_id name_id;  /* string id of the Java source name */
-    const char *name;  /* "java.lang.String", "int[]" */
+    hprof_id class_id;     /* the Class object's tag, also its HPROF object id */
+    hprof_id name_id;      /* string id of the Java source name */
+    const char *name;      /* "java.lang.String", "int[]" */
     const char *signature; /* "Ljava/lang/String;" */
     uint8_t array_type;    /* names_array_type() */
     bool unloaded;

@@ -25,13 +25,18 @@
 #include "trace_table.h"
 #include "tracked_classes.h"
 #include "tracker_class.h"
+#include "tracker_floor_buffer.h"
+#include "tracker_floor_clock.h"
+#include "tracker_floor_empty.h"
+#include "tracker_floor_store.h"
 #include "tracker_natives.h"
 
 #define RETRANSFORM_BATCH 256
 
 #define MAX_REWRITE_WARNINGS 10
 
-static bool per_method; /* cpu=old */
+static bool per_method;          /* cpu=old */
+static enum tracker_probe probe; /* a diagnostic stand-in, or (normally) counting */
 static _Atomic(bool) rewriting;
 static _Atomic(bool) deployed;
 static _Atomic(uint64_t) rewritten_boot, rewritten_other, left_alone, failed;
@@ -128,6 +133,10 @@ static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)live;
     per_method = opts->cpu == HPROF_CPU_OLD;
+    int p = tracker_probe_from_env();
+    if (p < 0)
+        return -1;
+    probe = (enum tracker_probe)p;
     if (tracked_classes_init() != 0 ||
         tracker_natives_init(per_method, opts->thread, opts->depth) != 0) {
         log_error("out of memory at start-up");
@@ -252,16 +261,25 @@ static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 static void vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
+    const unsigned char *bytes = hprof_tracker_class;
+    unsigned int len = hprof_tracker_class_len;
+    if (probe == TRACKER_PROBE_JAVA_EMPTY)
+        bytes = hprof_tracker_floor_empty, len = hprof_tracker_floor_empty_len;
+    else if (probe == TRACKER_PROBE_JAVA_CLOCK)
+        bytes = hprof_tracker_floor_clock, len = hprof_tracker_floor_clock_len;
+    else if (probe == TRACKER_PROBE_JAVA_STORE)
+        bytes = hprof_tracker_floor_store, len = hprof_tracker_floor_store_len;
+    else if (probe == TRACKER_PROBE_JAVA_BUFFER)
+        bytes = hprof_tracker_floor_buffer, len = hprof_tracker_floor_buffer_len;
     jclass cls =
-        (*jni)->DefineClass(jni, HPROF_TRACKER_CLASS_NAME, NULL, (const jbyte *)hprof_tracker_class,
-                            (jsize)hprof_tracker_class_len);
+        (*jni)->DefineClass(jni, HPROF_TRACKER_CLASS_NAME, NULL, (const jbyte *)bytes, (jsize)len);
     if (!cls) {
         (*jni)->ExceptionClear(jni);
         log_error("cpu=times: the tracker class %s could not be defined; nothing is tracked",
                   HPROF_TRACKER_CLASS_NAME);
         return;
     }
-    if (tracker_natives_register(jni, cls) != 0)
+    if (tracker_natives_register(jni, cls, probe) != 0)
         return;
     add_reads(jvmti, jni, cls);
     atomic_store(&deployed, true);

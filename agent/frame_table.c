@@ -12,8 +12,8 @@
 #include "string_table.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct keymap *methods_by_id;  /* jmethodID -> index + 1 */
-static struct keymap *frames_by_key;  /* (jmethodID, location) -> serial */
+static struct keymap *methods_by_id; /* jmethodID -> index + 1 */
+static struct keymap *frames_by_key; /* (jmethodID, location) -> serial */
 static struct segarray methods, frames;
 static bool with_lines = true;
 

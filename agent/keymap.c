@@ -158,4 +158,7 @@ uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t valu
     return value;
 }
 
-size_t keymap_count(const struct keymap *m) { return m->count; }
+size_t keymap_count(const struct keymap *m)
+{
+    return m->count;
+}

@@ -5,8 +5,14 @@
 
 static bool verbose_messages = true;
 
-void log_set_verbose(bool verbose) { verbose_messages = verbose; }
-bool log_verbose(void) { return verbose_messages; }
+void log_set_verbose(bool verbose)
+{
+    verbose_messages = verbose;
+}
+bool log_verbose(void)
+{
+    return verbose_messages;
+}
 
 /* One fprintf per line, so lines from several threads do not interleave. */
 static void emit(const char *prefix, const char *fmt, va_list ap)

@@ -6,16 +6,26 @@
 static const char *primitive_name(char c)
 {
     switch (c) {
-    case 'Z': return "boolean";
-    case 'C': return "char";
-    case 'F': return "float";
-    case 'D': return "double";
-    case 'B': return "byte";
-    case 'S': return "short";
-    case 'I': return "int";
-    case 'J': return "long";
-    case 'V': return "void";
-    default: return NULL;
+    case 'Z':
+        return "boolean";
+    case 'C':
+        return "char";
+    case 'F':
+        return "float";
+    case 'D':
+        return "double";
+    case 'B':
+        return "byte";
+    case 'S':
+        return "short";
+    case 'I':
+        return "int";
+    case 'J':
+        return "long";
+    case 'V':
+        return "void";
+    default:
+        return NULL;
     }
 }
 
@@ -54,14 +64,23 @@ uint8_t names_array_type(const char *sig)
     if (sig[0] != '[')
         return 0;
     switch (sig[1]) {
-    case 'Z': return 4;
-    case 'C': return 5;
-    case 'F': return 6;
-    case 'D': return 7;
-    case 'B': return 8;
-    case 'S': return 9;
-    case 'I': return 10;
-    case 'J': return 11;
-    default: return 2;
+    case 'Z':
+        return 4;
+    case 'C':
+        return 5;
+    case 'F':
+        return 6;
+    case 'D':
+        return 7;
+    case 'B':
+        return 8;
+    case 'S':
+        return 9;
+    case 'I':
+        return 10;
+    case 'J':
+        return 11;
+    default:
+        return 2;
     }
 }

@@ -47,8 +47,8 @@ static int connect_bounded(int fd, const struct sockaddr *addr, socklen_t len)
         clock_gettime(CLOCK_MONOTONIC, &start);
         for (;;) {
             clock_gettime(CLOCK_MONOTONIC, &now);
-            long spent = (long)(now.tv_sec - start.tv_sec) * 1000 +
-                         (now.tv_nsec - start.tv_nsec) / 1000000;
+            long spent =
+                (long)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
             if (spent >= SOCKET_CONNECT_TIMEOUT_MS) {
                 rc = ETIMEDOUT;
                 break;
@@ -130,7 +130,12 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
                      opts->file ? opts->file : "");
             return -1;
         }
-        sink = sink_open_file(name, opts->gzip, err, errlen);
+        char why[512];
+        sink = sink_open_file(name, opts->gzip, why, sizeof why);
+        if (!sink) {
+            snprintf(err, errlen, "HPROF ERROR: %s", why); /* the sink's message has no prefix */
+            return -1;
+        }
     }
     if (!sink)
         return -1;
@@ -170,11 +175,20 @@ struct hprof_writer *output_lock(void)
     return writer;
 }
 
-void output_unlock(void) { pthread_mutex_unlock(&lock); }
+void output_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
 
-int output_socket_fd(void) { return socket_fd; }
+int output_socket_fd(void)
+{
+    return socket_fd;
+}
 
-const char *output_name(void) { return name; }
+const char *output_name(void)
+{
+    return name;
+}
 
 void output_close(void)
 {

@@ -14,9 +14,9 @@
 #include "writer.h"
 
 enum dump_reason {
-    DUMP_AT_EXIT,     /* VM death with doe=y */
-    DUMP_ON_SIGNAL,   /* DataDumpRequest: SIGQUIT, jcmd */
-    DUMP_ON_COMMAND,  /* a socket command */
+    DUMP_AT_EXIT,    /* VM death with doe=y */
+    DUMP_ON_SIGNAL,  /* DataDumpRequest: SIGQUIT, jcmd */
+    DUMP_ON_COMMAND, /* a socket command */
 };
 
 /* What a dump writes. Exit and signal dumps ask for DUMP_ALL; socket commands ask for one

@@ -20,7 +20,10 @@
 #define TAG_SITE_ADDRESS_MIN 0x800000ull
 
 /* The id of an untagged object at a (user-space) address, disjoint from every tag. */
-static inline uint64_t tag_address_id(uint64_t address) { return address | (1ull << 63); }
+static inline uint64_t tag_address_id(uint64_t address)
+{
+    return address | (1ull << 63);
+}
 
 static inline uint64_t tag_make(uint64_t site, uint64_t serial)
 {

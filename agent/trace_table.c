@@ -21,8 +21,14 @@ struct raw_frame {
 
 static _Atomic(int) max_depth;
 
-int traces_depth(void) { return atomic_load_explicit(&max_depth, memory_order_relaxed); }
-void traces_set_depth(int depth) { atomic_store_explicit(&max_depth, depth, memory_order_relaxed); }
+int traces_depth(void)
+{
+    return atomic_load_explicit(&max_depth, memory_order_relaxed);
+}
+void traces_set_depth(int depth)
+{
+    atomic_store_explicit(&max_depth, depth, memory_order_relaxed);
+}
 
 int traces_init(int depth)
 {
@@ -107,7 +113,10 @@ const struct trace_info *traces_get(uint32_t serial)
     return segarray_at(&traces, serial - 1);
 }
 
-uint32_t traces_count(void) { return segarray_count(&traces); }
+uint32_t traces_count(void)
+{
+    return segarray_count(&traces);
+}
 
 void traces_write_once(struct hprof_writer *w, uint32_t serial)
 {

@@ -295,6 +295,54 @@ static void JNICALL native_exit(JNIEnv *env, jclass cls, jint cnum, jint mnum)
     shadow_exit(t->shadow, SHADOW_FRAME(cnum, mnum), event_time(t));
 }
 
+/* ---- diagnostic probes (HPROF_CPU_TIMES_PROBE) ----------------------------------------------
+ * The floor of this mechanism: the same rewritten code and native calls, with natives that do
+ * nothing, or that only read the clock and keep it where a real tracker would log it. */
+
+#define CLOCK_LOG_LEN 4096 /* (frame, ticks) pairs */
+
+static __thread uint64_t clock_log[2 * CLOCK_LOG_LEN] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t clock_log_next __attribute__((tls_model("initial-exec")));
+
+static void JNICALL noop_probe(JNIEnv *env, jclass cls, jint cnum, jint mnum)
+{
+    (void)env, (void)cls, (void)cnum, (void)mnum;
+}
+
+static void JNICALL clock_probe(JNIEnv *env, jclass cls, jint cnum, jint mnum)
+{
+    (void)env, (void)cls;
+    uint32_t i = clock_log_next;
+    clock_log[2 * i] = SHADOW_FRAME(cnum, mnum);
+    clock_log[2 * i + 1] = ticks();
+    clock_log_next = (i + 1) % CLOCK_LOG_LEN;
+}
+
+int tracker_probe_from_env(void)
+{
+    static const char *const names[] = {
+        [TRACKER_PROBE_NOOP] = "noop",
+        [TRACKER_PROBE_CLOCK] = "clock",
+        [TRACKER_PROBE_JAVA_EMPTY] = "java-empty",
+        [TRACKER_PROBE_JAVA_CLOCK] = "java-clock",
+        [TRACKER_PROBE_JAVA_STORE] = "java-store",
+        [TRACKER_PROBE_JAVA_BUFFER] = "java-buffer",
+    };
+    const char *v = getenv("HPROF_CPU_TIMES_PROBE");
+    if (!v || !*v)
+        return TRACKER_PROBE_COUNT;
+    for (int p = TRACKER_PROBE_NOOP; p <= TRACKER_PROBE_JAVA_BUFFER; p++)
+        if (strcmp(v, names[p]) == 0) {
+            log_warning("cpu=times: diagnostic probe HPROF_CPU_TIMES_PROBE=%s: nothing is counted",
+                        v);
+            return p;
+        }
+    log_error("HPROF_CPU_TIMES_PROBE=%s: unknown probe (allowed: noop, clock, java-empty, "
+              "java-clock, java-store, java-buffer; unset to count)",
+              v);
+    return -1;
+}
+
 /* ---- virtual threads ----------------------------------------------------------------------
  * On the carrier, at mount (the virtual thread is current): the carrier's own frames stop
  * running until the unmount, the virtual thread's resume. */
@@ -423,16 +471,22 @@ void tracker_natives_set_depth(int depth)
     atomic_store_explicit(&depth_now, depth > 0 ? (unsigned)depth : 1u, memory_order_relaxed);
 }
 
-int tracker_natives_register(JNIEnv *jni, jclass tracker)
+int tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe probe)
 {
     JNINativeMethod natives[] = {
         {"methodEntry", "(II)V", (void *)native_entry},
         {"methodExit", "(II)V", (void *)native_exit},
     };
-    if ((*jni)->RegisterNatives(jni, tracker, natives, 2) != 0) {
-        (*jni)->ExceptionClear(jni);
-        log_error("cpu=times: RegisterNatives on the tracker class failed");
-        return -1;
+    if (probe == TRACKER_PROBE_NOOP || probe == TRACKER_PROBE_CLOCK)
+        natives[0].fnPtr = natives[1].fnPtr =
+            probe == TRACKER_PROBE_NOOP ? (void *)noop_probe : (void *)clock_probe;
+    if (probe == TRACKER_PROBE_COUNT || probe == TRACKER_PROBE_NOOP ||
+        probe == TRACKER_PROBE_CLOCK) {
+        if ((*jni)->RegisterNatives(jni, tracker, natives, 2) != 0) {
+            (*jni)->ExceptionClear(jni);
+            log_error("cpu=times: RegisterNatives on the tracker class failed");
+            return -1;
+        }
     }
     atomic_store(&engaged, true);
     return 0;

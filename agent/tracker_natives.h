@@ -20,9 +20,26 @@
 /* per_method: cpu=old (per-method inclusive time); per_thread: thread=y; depth: depth=. */
 int tracker_natives_init(bool per_method, bool per_thread, int depth);
 
-/* Registers methodEntry/methodExit on the tracker class, and starts counting. Returns 0 or -1
- * (logged). */
-int tracker_natives_register(JNIEnv *jni, jclass tracker);
+/* What the probes do. Everything but TRACKER_PROBE_COUNT is a diagnostic that counts nothing:
+ * bench/cpu-times-floor.sh measures with them what the mechanism costs before any counting
+ * (doc/cpu-times.md, "The floor"). Chosen with the environment variable HPROF_CPU_TIMES_PROBE. */
+enum tracker_probe {
+    TRACKER_PROBE_COUNT,       /* (unset) the natives count and time every call */
+    TRACKER_PROBE_NOOP,        /* noop: natives that return at once */
+    TRACKER_PROBE_CLOCK,       /* clock: natives that read the clock and log it, thread-locally */
+    TRACKER_PROBE_JAVA_EMPTY,  /* java-empty: a tracker of empty Java methods, no natives */
+    TRACKER_PROBE_JAVA_CLOCK,  /* java-clock: Java methods that read System.nanoTime() */
+    TRACKER_PROBE_JAVA_STORE,  /* java-store: Java methods that store the event in a ring */
+    TRACKER_PROBE_JAVA_BUFFER, /* java-buffer: ... in the current thread's own buffer */
+};
+
+/* The probe HPROF_CPU_TIMES_PROBE asks for; -1 (logged, naming the values) when unknown. */
+int tracker_probe_from_env(void);
+
+/* Registers methodEntry/methodExit on the tracker class (the natives of the probe: for the
+ * java-* probes the class has no natives and nothing is registered), and starts counting.
+ * Returns 0 or -1 (logged). */
+int tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe probe);
 
 /* VM death: the natives count nothing from now on. */
 void tracker_natives_disengage(void);

@@ -107,6 +107,20 @@ static size_t finish(struct hprof_writer *w, uint8_t **data)
     return len;
 }
 
+/* A writer with its heap dump begun, and its end: the dump ended, the bytes copied, closed. */
+static struct hprof_writer *begin_dump(bool classic)
+{
+    struct hprof_writer *w = open_writer(classic);
+    w->ops->heap_dump_begin(w, 0, 0);
+    return w;
+}
+
+static size_t end_dump(struct hprof_writer *w, uint8_t **data)
+{
+    w->ops->heap_dump_end(w);
+    return finish(w, data);
+}
+
 static void class_rec(struct hprof_writer *w, uint32_t serial, uint32_t super, const char *name,
                       uint64_t size)
 {
@@ -185,11 +199,9 @@ static void classes(struct hprof_writer *w)
 
 START_TEST(header_bytes_exact)
 {
-    struct hprof_writer *w = open_writer(false);
-    w->ops->heap_dump_begin(w, 0, 0);
-    w->ops->heap_dump_end(w);
+    struct hprof_writer *w = begin_dump(false);
     uint8_t *d;
-    size_t len = finish(w, &d);
+    size_t len = end_dump(w, &d);
     static const char ver[] = "hprof agent (JVMTI), PHD writer 1";
     uint8_t want[128];
     size_t k = 0;
@@ -217,16 +229,14 @@ START_TEST(records_and_cache_bytes)
 {
     /* class 5 at 2^61 + 40, then two objects of it: the first far away (long record, fills
      * class-cache slot 0), the next 2 units on (short record from slot 0) */
-    struct hprof_writer *w = open_writer(false);
-    w->ops->heap_dump_begin(w, 0, 0);
+    struct hprof_writer *w = begin_dump(false);
     class_rec(w, 5, 0, "A", 24);
     hprof_id none[1] = {0};
     instance(w, ADDR_ID(0x100), 5, "A", 0, none);
     hprof_id r1[1] = {ADDR_ID(0x108)};
     instance(w, ADDR_ID(0x108), 5, "A", 1, r1); /* refers to itself: delta 0 */
-    w->ops->heap_dump_end(w);
     uint8_t *d;
-    size_t len = finish(w, &d);
+    size_t len = end_dump(w, &d);
     size_t off = 67; /* the header */
     ck_assert_uint_eq(d[off], 6);
     ck_assert_uint_eq(d[off + 1], 0xC0); /* gap needs 8 bytes, no refs */
@@ -248,8 +258,7 @@ END_TEST
 
 START_TEST(every_shape)
 {
-    struct hprof_writer *w = open_writer(false);
-    w->ops->heap_dump_begin(w, 0, 0);
+    struct hprof_writer *w = begin_dump(false);
     hprof_id refs[20];
     uint64_t a = 0x10000;
     size_t nobj = 0;
@@ -307,9 +316,8 @@ START_TEST(every_shape)
     /* a second dump is not written: one dump per file */
     w->ops->heap_dump_begin(w, 0, 0);
     instance(w, ADDR_ID(0x9990), 2, "A", 0, none);
-    w->ops->heap_dump_end(w);
     uint8_t *d;
-    size_t len = finish(w, &d);
+    size_t len = end_dump(w, &d);
     ck_assert_int_eq(read_phd(d, len, "--refs", "A"), 0);
     ck_assert_uint_eq(json_u64("errors"), 0);
     ck_assert_uint_eq(json_u64("warnings"), 0);
@@ -345,8 +353,7 @@ END_TEST
 START_TEST(obj_array_full_of_far_references)
 {
     /* every element set and 8-byte deltas: the largest record per element there is */
-    struct hprof_writer *w = open_writer(false);
-    w->ops->heap_dump_begin(w, 0, 0);
+    struct hprof_writer *w = begin_dump(false);
     classes(w);
     hprof_id none[1] = {0};
     instance(w, ADDR_ID(0x1000), 2, "A", 0, none);
@@ -364,9 +371,8 @@ START_TEST(obj_array_full_of_far_references)
         w->ops->obj_array_dump(w, &a);
         free(e);
     }
-    w->ops->heap_dump_end(w);
     uint8_t *d;
-    size_t len = finish(w, &d);
+    size_t len = end_dump(w, &d);
     ck_assert_int_eq(read_phd(d, len, NULL, NULL), 0);
     ck_assert_uint_eq(json_u64("object_arrays"), 11);
     ck_assert_uint_eq(json_u64("references"), 1 + (509 + 519) * 11 / 2);
@@ -377,14 +383,12 @@ END_TEST
 START_TEST(class_first_reference_moved)
 {
     /* IBM's reader drops a first reference equal to the class: the writer puts another first */
-    struct hprof_writer *w = open_writer(false);
-    w->ops->heap_dump_begin(w, 0, 0);
+    struct hprof_writer *w = begin_dump(false);
     classes(w);
     hprof_id r[2] = {CLASS_ID(2), ADDR_ID(0x1000)};
     instance(w, ADDR_ID(0x1000), 2, "A", 2, r);
-    w->ops->heap_dump_end(w);
     uint8_t *d;
-    size_t len = finish(w, &d);
+    size_t len = end_dump(w, &d);
     ck_assert_int_eq(read_phd(d, len, NULL, NULL), 0);
     ck_assert_uint_eq(json_u64("ibm_hidden_references"), 0);
     ck_assert_uint_eq(json_u64("references"), 3);
@@ -561,8 +565,7 @@ END_TEST
 
 START_TEST(classic_text_exact)
 {
-    struct hprof_writer *w = open_writer(true);
-    w->ops->heap_dump_begin(w, 0, 0);
+    struct hprof_writer *w = begin_dump(true);
     hprof_id r[3] = {ADDR_ID(0x1010), 0, 7};
     instance(w, ADDR_ID(0x1000), 2, "A", 3, r);
     prim_array(w, ADDR_ID(0x1010), HPROF_TYPE_CHAR, 2);
@@ -575,9 +578,8 @@ START_TEST(classic_text_exact)
                                      .elems = e};
     w->ops->obj_array_dump(w, &a);
     class_rec(w, 2, 1, "A", 24);
-    w->ops->heap_dump_end(w);
     uint8_t *d;
-    size_t len = finish(w, &d);
+    size_t len = end_dump(w, &d);
     const char *want = "// Version: hprof agent (JVMTI), classic heap dump writer 1\n"
                        "0x0000000000001000 [24] OBJ A\n"
                        "    0x0000000000001010 0x1000000000000038\n"

@@ -15,44 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_helpers.h"
 #include "sink.h"
-
-static char capture_path[64];
-static int saved_stderr = -1;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    strcpy(capture_path, "/tmp/hprof-test-peer-XXXXXX");
-    int fd = mkstemp(capture_path);
-    ck_assert_int_ge(fd, 0);
-    saved_stderr = dup(2);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static char *capture_end(void)
-{
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-    FILE *f = fopen(capture_path, "r");
-    ck_assert_ptr_nonnull(f);
-    char *text = calloc(1, 65536);
-    size_t n = fread(text, 1, 65535, f);
-    text[n] = 0;
-    fclose(f);
-    unlink(capture_path);
-    return text;
-}
-
-static int count_of(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
-}
 
 static double now_s(void)
 {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "check_helpers.h"
 #include "sink.h"
 
 /* Compressible but not trivial: words from a small vocabulary with counters. */
@@ -22,20 +23,6 @@ static uint8_t *make_input(size_t n)
         x ^= x << 17;
         b[i] = x % 7 == 0 ? (uint8_t)(x >> 8) : (uint8_t) "heap dump records "[i % 18];
     }
-    return b;
-}
-
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
     return b;
 }
 

@@ -352,37 +352,38 @@ static void prim_array(struct file *f, struct state *s, unsigned tag, uint64_t o
     rd_size(f, r);
 }
 
-static void long_object(struct file *f, struct state *s, uint64_t off)
+/* The part long object and object array records share: flags, address gap, class, hash and
+ * the references. NULL when the record could not be stored (the rest is then not read). */
+static struct rec *long_record_head(struct file *f, struct state *s, uint64_t off, uint8_t kind,
+                                    const char *what)
 {
     unsigned fl = (unsigned)rd(f, 1);
     if (fl & 0x0C)
-        violation(f, true, off, "long object record flags %#x: bits 0x0C must be 0", fl);
+        violation(f, true, off, "%s record flags %#x: bits 0x0C must be 0", what, fl);
     int64_t gap = rd_signed(f, code_bytes(fl >> 6));
-    struct rec *r = new_rec(f, K_OBJECT, off);
+    struct rec *r = new_rec(f, kind, off);
     if (!r)
-        return;
+        return NULL;
     r->addr = advance(f, s, gap);
     r->cls = rd(f, word(f));
-    cache_put(s, r->cls);
     rd_hash(f, fl & 0x02);
     int64_t n = (int32_t)rd(f, 4);
     rd_refs(f, r, n, code_bytes((fl >> 4) & 3));
+    return r;
+}
+
+static void long_object(struct file *f, struct state *s, uint64_t off)
+{
+    struct rec *r = long_record_head(f, s, off, K_OBJECT, "long object");
+    if (r)
+        cache_put(s, r->cls);
 }
 
 static void obj_array(struct file *f, struct state *s, unsigned tag, uint64_t off)
 {
-    unsigned fl = (unsigned)rd(f, 1);
-    if (fl & 0x0C)
-        violation(f, true, off, "object array record flags %#x: bits 0x0C must be 0", fl);
-    int64_t gap = rd_signed(f, code_bytes(fl >> 6));
-    struct rec *r = new_rec(f, K_OBJ_ARRAY, off);
+    struct rec *r = long_record_head(f, s, off, K_OBJ_ARRAY, "object array");
     if (!r)
         return;
-    r->addr = advance(f, s, gap);
-    r->cls = rd(f, word(f));
-    rd_hash(f, fl & 0x02);
-    int64_t n = (int32_t)rd(f, 4);
-    rd_refs(f, r, n, code_bytes((fl >> 4) & 3));
     if (tag == 8) {
         r->length = (int32_t)rd(f, 4);
         if (r->length < 0 || r->length < (int64_t)r->nrefs)

@@ -75,32 +75,37 @@ static void nomem(struct phd_writer *p)
     }
 }
 
+/* buf (of *cap elements of elem bytes) regrown to hold need > *cap elements, at least min_cap:
+ * the new buffer, or NULL when out of memory (buf and *cap are then unchanged). */
+static void *grow(void *buf, size_t *cap, size_t need, size_t min_cap, size_t elem)
+{
+    size_t c = need < min_cap ? min_cap : need;
+    void *b = realloc(buf, c * elem);
+    if (b)
+        *cap = c;
+    return b;
+}
+
 /* Room for a record of bytes, nrefs reference deltas and nids ids (arrays need no ids). */
 static bool reserve(struct phd_writer *p, size_t bytes, size_t nrefs, size_t nids)
 {
     if (bytes > p->buf_cap) {
-        size_t cap = bytes < 4096 ? 4096 : bytes;
-        uint8_t *b = realloc(p->buf, cap);
+        uint8_t *b = grow(p->buf, &p->buf_cap, bytes, 4096, 1);
         if (!b)
             goto nomem;
         p->buf = b;
-        p->buf_cap = cap;
     }
     if (nids > p->ids_cap) {
-        size_t cap = nids < 256 ? 256 : nids;
-        hprof_id *r = realloc(p->ids, cap * sizeof *r);
+        hprof_id *r = grow(p->ids, &p->ids_cap, nids, 256, sizeof *r);
         if (!r)
             goto nomem;
         p->ids = r;
-        p->ids_cap = cap;
     }
     if (nrefs > p->refs_cap) {
-        size_t cap = nrefs < 256 ? 256 : nrefs;
-        int64_t *r = realloc(p->refs, cap * sizeof *r);
+        int64_t *r = grow(p->refs, &p->refs_cap, nrefs, 256, sizeof *r);
         if (!r)
             goto nomem;
         p->refs = r;
-        p->refs_cap = cap;
     }
     return true;
 nomem:

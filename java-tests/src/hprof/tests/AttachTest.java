@@ -50,19 +50,33 @@ class AttachTest {
         return Files.readString(t.dir().resolve("err.txt"));
     }
 
+    /** jcmd JVMTI.agent_load of hprof with the option string in the inner quotes jcmd needs. */
+    static Jvm.Result load(Path jdk, Target t, String options) throws IOException, InterruptedException {
+        return jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(), "\"" + options + "\"");
+    }
+
+    /** Loads heap=sites in binary format into out; the load must succeed. */
+    static void loadSites(Path jdk, Target t, Path out) throws IOException, InterruptedException {
+        Jvm.Result r = load(jdk, t, "heap=sites,format=b,file=" + out);
+        assertTrue(r.out().contains("return code: 0"), r.describe());
+    }
+
+    /** out passes the strict reader and names the threads that were running. */
+    static void assertValidProfile(Path out) throws Exception {
+        HprofRead.Report report = HprofRead.check(out);
+        assertEquals(0, report.exit(), report.output());
+        assertTrue(report.count("START THREAD") >= 2, report.output());
+    }
+
     @ParameterizedTest(name = "JDK {0}")
     @MethodSource("jdks")
     void attachWithQuotedOptionsWritesTheProfile(int feature) throws Exception {
         Path jdk = StartupTest.jdkOrSkip(feature);
         Target t = start(jdk, "attach");
         Path out = t.dir().resolve("attached.hprof");
-        Jvm.Result r = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(),
-                "\"heap=sites,format=b,file=" + out + "\"");
-        assertTrue(r.out().contains("return code: 0"), r.describe());
+        loadSites(jdk, t, out);
         finish(t);
-        HprofRead.Report report = HprofRead.check(out);
-        assertEquals(0, report.exit(), report.output());
-        assertTrue(report.count("START THREAD") >= 2, report.output());
+        assertValidProfile(out);
     }
 
     @ParameterizedTest(name = "JDK {0}")
@@ -76,5 +90,53 @@ class AttachTest {
         String err = finish(t);
         assertTrue(err.contains("HPROF ERROR"), err);
         assertTrue(err.contains("inner quotes"), err);
+    }
+
+    /** A load that fails (here: an unknown option) must leave nothing behind that refuses the next. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void aFailedAttachLeavesTheNextAttachWorking(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-retry");
+        Jvm.Result bad = load(jdk, t, "bogus=1");
+        assertTrue(!bad.out().contains("return code: 0"), bad.describe());
+        Path out = t.dir().resolve("retry.hprof");
+        loadSites(jdk, t, out);
+        String err = finish(t);
+        assertTrue(err.contains("unknown option 'bogus'"), err);
+        assertTrue(!err.contains("already loaded"), err);
+        assertValidProfile(out);
+    }
+
+    /** help prints the help text into the VM's stdout, starts nothing (it crashed the VM once) and
+     *  leaves the next attach working although the JVM keeps the library loaded after it. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void helpAtAttachStartsNothingAndTheNextAttachWorks(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-help");
+        Jvm.Result help = load(jdk, t, "help");
+        assertTrue(help.out().contains("return code: 0"), help.describe());
+        Path out = t.dir().resolve("after-help.hprof");
+        loadSites(jdk, t, out);
+        String err = finish(t);
+        assertTrue(!err.contains("already loaded"), err);
+        assertTrue(Files.readString(t.dir().resolve("out.txt")).contains("Heap and CPU Profiling Agent"));
+        assertValidProfile(out);
+    }
+
+    /** A second real load is refused by design (one profile per VM) and the first one goes on. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void aSecondAttachAfterASuccessfulOneIsRefused(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Target t = start(jdk, "attach-twice");
+        Path out = t.dir().resolve("first.hprof");
+        loadSites(jdk, t, out);
+        Jvm.Result second = load(jdk, t, "heap=dump");
+        assertTrue(!second.out().contains("return code: 0"), second.describe());
+        String err = finish(t);
+        assertTrue(err.contains("already loaded"), err);
+        assertValidProfile(out);
     }
 }

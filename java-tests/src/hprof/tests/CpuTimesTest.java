@@ -165,6 +165,36 @@ class CpuTimesTest {
         assertEquals(2, text.split("CPU TIME \\(ms\\) BEGIN", -1).length - 1, text);
     }
 
+    // ---- the diagnostic probes of bench/cpu-times-floor.sh ----------------------------------
+
+    /** Each stand-in probe runs the program to completion with the same rewriting (same classes
+     *  rewritten), warns that it counts nothing, and counts nothing; an unknown one stops the VM. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"noop", "clock", "java-empty", "java-clock", "java-store", "java-buffer"})
+    void diagnosticProbesRunAndCountNothing(String probe) throws Exception {
+        Path dir = Jvm.workDir("cpu-times-probe-" + probe);
+        Jvm.Result r = Jvm.run(Jvm.defaultJdk(), dir, Jvm.envWith("HPROF_CPU_TIMES_PROBE", probe),
+                List.of(Jvm.agentpath("cpu=times,cutoff=0,file=out.txt")), "CpuTimesProgram");
+        assertEquals(0, r.exit(), r.describe());
+        StartupTest.assertNoCrash(r);
+        assertTrue(r.out().contains("cpu-times done"), r.describe());
+        assertTrue(r.err().contains("diagnostic probe HPROF_CPU_TIMES_PROBE=" + probe), r.err());
+        assertTrue(Pattern.compile("rewrote \\d{3,} boot and \\d+ other classes \\(\\d+ left alone, 0 failed\\)")
+                .matcher(r.err()).find(), r.err());
+        CpuTime t = CpuTime.read(dir.resolve("out.txt"));
+        assertTrue(t.rows.isEmpty(), t.text);
+        assertEquals(0, t.total, t.text);
+    }
+
+    @Test
+    void unknownDiagnosticProbeStopsTheVm() throws Exception {
+        Path dir = Jvm.workDir("cpu-times-probe-bad");
+        Jvm.Result r = Jvm.run(Jvm.defaultJdk(), dir, Jvm.envWith("HPROF_CPU_TIMES_PROBE", "fast"),
+                List.of(Jvm.agentpath("cpu=times,file=out.txt")), "Hello");
+        assertNotEquals(0, r.exit(), r.describe());
+        assertTrue(r.err().contains("HPROF_CPU_TIMES_PROBE=fast: unknown probe (allowed: noop, clock,"), r.describe());
+    }
+
     @Test
     void binaryFormatIsRefused() throws Exception {
         Path dir = Jvm.workDir("cpu-times-binary");

@@ -141,4 +141,15 @@ class StartupTest {
         assertEquals(0, r.exit(), r.describe());
         assertTrue(Files.size(dir.resolve("java.hprof")) > 19);
     }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void anOutputFileThatCannotBeOpenedStopsTheVmWithAnHprofError(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("bad-file");
+        Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("heap=sites,file=" + dir.resolve("no-dir/x.txt"))),
+                "Hello");
+        assertTrue(r.exit() != 0, r.describe());
+        assertTrue(r.err().contains("HPROF ERROR: cannot open " + dir.resolve("no-dir/x.txt")), r.describe());
+    }
 }
