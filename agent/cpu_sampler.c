@@ -417,8 +417,13 @@ static void sample_round(jvmtiEnv *jvmti, JNIEnv *jni)
                 continue;
             }
             t->virtual_stack = true;
-            if (per_thread) /* registers it (THREAD START) on its first sample */
+            if (per_thread) { /* registers it (THREAD START) on its first sample */
                 t->vthread_info = threads_of(jvmti, jni, ref);
+                if (!t->vthread_info) {
+                    stats.vthread_dropped += t->due;
+                    continue;
+                }
+            }
         }
         picked[m] = t;
         refs[m] = ref;
