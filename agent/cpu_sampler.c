@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cpu_activity.h"
+#include "cpu_carriers.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "sample_counts.h"
@@ -27,13 +28,17 @@
 struct sampled_thread {
     jthread ref; /* global reference */
     struct thread_info *info;
-    bool enabled;     /* CONTROL_CPU_SAMPLING_ON/OFF; guarded by lock */
-    bool retired;     /* the thread ended; guarded by lock, freed by the sampler */
-    bool fresh_start; /* switched on: forget its CPU credit; guarded by lock */
+    bool enabled;                /* CONTROL_CPU_SAMPLING_ON/OFF; guarded by lock */
+    bool retired;                /* the thread ended; guarded by lock, freed by the sampler */
+    bool fresh_start;            /* switched on: forget its CPU credit; guarded by lock */
+    struct carrier_slot carrier; /* the virtual thread it runs, if any (JDK 21+) */
     /* Used by the sampler thread only. */
     struct cpu_credit credit;
     uint32_t due;   /* samples due this round */
     uint32_t trace; /* this round's trace, 0 = not counted */
+    /* This round's stack is the mounted virtual thread's: its entry (thread=y), else NULL. */
+    bool virtual_stack;
+    struct thread_info *vthread_info;
 };
 
 /* lock guards the thread list, the switches and the sampler's life cycle; wake is signalled
@@ -103,17 +108,19 @@ static struct sampled_thread *find_locked(const struct thread_info *info)
     return NULL;
 }
 
-/* from_start: seen at its ThreadStart, so all its CPU time counts. */
-static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool from_start)
+/* from_start: seen at its ThreadStart, so all its CPU time counts. Returns the thread's
+ * entry (new or listed before), or NULL. The entry stays valid while the thread lives. */
+static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                         bool from_start)
 {
     struct thread_info *info = threads_of(jvmti, jni, thread);
     if (!info || atomic_load(&info->ended))
-        return;
+        return NULL;
     pthread_mutex_lock(&lock);
-    bool listed = find_locked(info) != NULL;
+    struct sampled_thread *listed = find_locked(info);
     pthread_mutex_unlock(&lock);
     if (listed)
-        return;
+        return listed;
 
     struct sampled_thread *t = calloc(1, sizeof *t);
     jthread ref = (*jni)->NewGlobalRef(jni, thread);
@@ -121,16 +128,18 @@ static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool from_s
         free(t);
         if (ref)
             (*jni)->DeleteGlobalRef(jni, ref);
-        return;
+        return NULL;
     }
     t->ref = ref;
     t->info = info;
+    carrier_slot_init(&t->carrier);
     if (from_start)
         cpu_credit_from_start(&t->credit);
 
     pthread_mutex_lock(&lock);
     bool added = false;
-    if (!find_locked(info)) { /* not added meanwhile by VM init's walk */
+    struct sampled_thread *found = find_locked(info);
+    if (!found) { /* not added meanwhile by VM init's walk */
         if (nlist == list_cap) {
             size_t cap = list_cap ? list_cap * 2 : 64;
             struct sampled_thread **grown = realloc(list, cap * sizeof *grown);
@@ -151,13 +160,19 @@ static void add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool from_s
     pthread_mutex_unlock(&lock);
     if (!added) {
         (*jni)->DeleteGlobalRef(jni, ref);
+        carrier_slot_destroy(jni, &t->carrier);
         free(t);
+        return found;
     }
+    return t;
 }
 
 void cpu_sampler_thread_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    add_thread(jvmti, jni, thread, true);
+    struct sampled_thread *t = add_thread(jvmti, jni, thread, true);
+    /* ThreadStart runs on the new thread: bind it, in case it becomes a carrier. */
+    if (t && cpu_carriers_watching())
+        carrier_slot_bind_current(&t->carrier);
 }
 
 static void retire_locked(struct sampled_thread *t)
@@ -172,6 +187,7 @@ static void retire_locked(struct sampled_thread *t)
 
 void cpu_sampler_thread_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
+    carrier_slot_bind_current(NULL); /* ThreadEnd runs on the ending thread */
     struct thread_info *info = threads_of(jvmti, jni, thread);
     if (!info)
         return;
@@ -218,6 +234,7 @@ static void free_retired(JNIEnv *jni)
     pthread_mutex_unlock(&lock);
     for (size_t i = 0; i < ngone; i++) {
         (*jni)->DeleteGlobalRef(jni, gone[i]->ref);
+        carrier_slot_destroy(jni, &gone[i]->carrier);
         free(gone[i]);
     }
     if (gone != gone_small)
@@ -293,10 +310,31 @@ static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
     return cpu_credit_update(&t->credit, (int64_t)cpu, interval_ns, uniform());
 }
 
+/* The stack of the virtual thread a carrier ran: its trace serial, or 0 when it is not
+ * counted. The virtual thread may have unmounted between the look at the carrier and the
+ * stack: parked or ended by then, its samples are dropped, neither counted at the park nor
+ * given back to the carrier (which may run another virtual thread next). */
+static uint32_t virtual_trace_of(jvmtiEnv *jvmti, struct sampled_thread *t,
+                                 const jvmtiStackInfo *si, jint depth)
+{
+    if (cpu_activity_of_state(si->state) == CPU_IDLE || (si->frame_count == 0 && depth > 0)) {
+        stats.vthread_dropped += t->due;
+        return 0;
+    }
+    uint32_t serial = traces_intern(jvmti, si->frame_buffer, si->frame_count,
+                                    t->vthread_info ? t->vthread_info->serial : 0);
+    if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
+        return 0;
+    stats.vthread_samples += t->due;
+    return serial;
+}
+
 /* One thread's stack, as taken: its trace serial, or 0 when it is not counted. */
 static uint32_t trace_of(jvmtiEnv *jvmti, struct sampled_thread *t, const jvmtiStackInfo *si,
                          jint depth)
 {
+    if (t->virtual_stack)
+        return virtual_trace_of(jvmti, t, si, depth);
     if (cpu_activity_of_state(si->state) == CPU_IDLE) {
         /* Went to sleep, wait or park since its state was read: count its CPU time at a
          * later round rather than at the sleep. */
@@ -350,7 +388,7 @@ static void sample_round(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     /* Stack infos hold local references; this thread never returns to Java, so they would
      * pile up without a frame of their own. */
-    if ((*jni)->PushLocalFrame(jni, 16) != 0) {
+    if ((*jni)->PushLocalFrame(jni, (jint)(n < 1000 ? n : 1000) + 16) != 0) {
         (*jni)->ExceptionClear(jni);
         return;
     }
@@ -361,13 +399,34 @@ static void sample_round(jvmtiEnv *jvmti, JNIEnv *jni)
         stats.states++;
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &state) != JVMTI_ERROR_NONE)
             continue;
-        if (cpu_activity_of_state(state) == CPU_IDLE)
+        /* A carrier running a virtual thread reports itself waiting: its CPU time says
+         * whether the virtual thread works. */
+        bool carrying = carrier_slot_carrying(&t->carrier);
+        if (cpu_activity_of_state(state) == CPU_IDLE && !carrying)
             continue; /* uses no CPU: its credit waits until it runs again */
         t->due = samples_due(jvmti, t);
         if (t->due == 0)
             continue;
+        t->virtual_stack = false;
+        t->vthread_info = NULL;
+        jthread ref = t->ref;
+        if (carrying) {
+            ref = carrier_slot_mounted(jni, &t->carrier);
+            if (!ref) { /* unmounted since: whose time it was is unknown */
+                stats.vthread_dropped += t->due;
+                continue;
+            }
+            t->virtual_stack = true;
+            if (per_thread) { /* registers it (THREAD START) on its first sample */
+                t->vthread_info = threads_of(jvmti, jni, ref);
+                if (!t->vthread_info) {
+                    stats.vthread_dropped += t->due;
+                    continue;
+                }
+            }
+        }
         picked[m] = t;
-        refs[m] = t->ref;
+        refs[m] = ref;
         m++;
     }
     if (m)

@@ -42,17 +42,19 @@ size_t cpu_sampler_snapshot(struct hprof_cost_row **rows, uint64_t *total);
 
 /* What the sampler did, for verbose messages and measurements. */
 struct cpu_sampler_stats {
-    uint64_t ticks;       /* sampling rounds */
-    uint64_t missed;      /* rounds skipped because the previous one overran the interval */
-    uint64_t samples;     /* samples counted (cleared samples included) */
-    uint64_t busy_ns;     /* wall time spent inside rounds */
-    uint64_t cpu_ns;      /* the sampler thread's CPU time inside rounds */
-    uint64_t max_tick_ns; /* the longest round */
-    uint64_t running_ns;  /* wall time between the first and the last round */
-    uint64_t states;      /* threads looked at (GetThreadState) */
-    uint64_t cpu_reads;   /* GetThreadCpuTime calls */
-    uint64_t stacks;      /* stacks taken */
-    uint64_t refunded;    /* samples put back: the thread went idle before its stack */
+    uint64_t ticks;           /* sampling rounds */
+    uint64_t missed;          /* rounds skipped because the previous one overran the interval */
+    uint64_t samples;         /* samples counted (cleared samples included) */
+    uint64_t busy_ns;         /* wall time spent inside rounds */
+    uint64_t cpu_ns;          /* the sampler thread's CPU time inside rounds */
+    uint64_t max_tick_ns;     /* the longest round */
+    uint64_t running_ns;      /* wall time between the first and the last round */
+    uint64_t states;          /* threads looked at (GetThreadState) */
+    uint64_t cpu_reads;       /* GetThreadCpuTime calls */
+    uint64_t stacks;          /* stacks taken */
+    uint64_t refunded;        /* samples put back: the thread went idle before its stack */
+    uint64_t vthread_samples; /* samples counted on virtual threads' stacks */
+    uint64_t vthread_dropped; /* samples of a carrier whose virtual thread unmounted first */
 };
 void cpu_sampler_get_stats(struct cpu_sampler_stats *out);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_carriers.h"
 #include "cpu_sampler.h"
 #include "log.h"
 #include "output.h"
@@ -30,13 +31,13 @@ static void cpu_samples_add_capabilities(const struct hprof_options *opts, jvmti
 
 static int cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
-    (void)jvmti;
     (void)live;
     atomic_store(&alloc_traces, opts->heap_sites || opts->heap_dump);
     if (cpu_sampler_init(opts->interval_ms, opts->thread) != 0) {
         log_error("cpu=samples: out of memory at start-up");
         return -1;
     }
+    cpu_carriers_watch(jvmti); /* JDK 21+: follow virtual threads on their carriers */
     return 0;
 }
 
@@ -120,6 +121,10 @@ static void cpu_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
              secs > 0 ? (double)s.ticks / secs : 0.0, (unsigned long long)s.missed,
              s.ticks ? (double)s.busy_ns / (double)s.ticks / 1e3 : 0.0,
              s.ticks ? (double)s.cpu_ns / (double)s.ticks / 1e3 : 0.0, (double)s.max_tick_ns / 1e3);
+    if (cpu_carriers_watching())
+        log_info("cpu=samples: %llu samples on virtual threads, %llu dropped (the virtual "
+                 "thread had unmounted before its stack was taken)",
+                 (unsigned long long)s.vthread_samples, (unsigned long long)s.vthread_dropped);
 }
 
 const struct hprof_profile cpu_samples_profile = {

@@ -65,3 +65,39 @@ bool jvmti_caps_has_virtual_threads(const jvmtiCapabilities *caps)
     memcpy(units, caps, sizeof units);
     return (units[JVMTI_CAP_VIRTUAL_THREADS_BIT / 32] & vthread_mask()) != 0;
 }
+
+bool jvmti_add_virtual_threads_capability(jvmtiEnv *jvmti)
+{
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE &&
+        jvmti_caps_has_virtual_threads(&caps))
+        return true; /* another profile added it */
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetPotentialCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE ||
+        !jvmti_caps_has_virtual_threads(&caps))
+        return false;
+    memset(&caps, 0, sizeof caps);
+    jvmti_caps_set_virtual_threads(&caps);
+    return (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+}
+
+jint jvmti_extension_event_index(jvmtiEnv *jvmti, const char *id)
+{
+    jint n = 0;
+    jvmtiExtensionEventInfo *events = NULL;
+    if ((*jvmti)->GetExtensionEvents(jvmti, &n, &events) != JVMTI_ERROR_NONE)
+        return -1;
+    jint index = -1;
+    for (jint i = 0; i < n; i++) {
+        if (index < 0 && events[i].id && strcmp(events[i].id, id) == 0)
+            index = events[i].extension_event_index;
+        for (jint p = 0; p < events[i].param_count; p++)
+            jvmti_free(jvmti, events[i].params[p].name);
+        jvmti_free(jvmti, events[i].params);
+        jvmti_free(jvmti, events[i].id);
+        jvmti_free(jvmti, events[i].short_description);
+    }
+    jvmti_free(jvmti, events);
+    return index;
+}

@@ -33,4 +33,12 @@ bool jvmti_live(jvmtiEnv *jvmti);
 void jvmti_caps_set_virtual_threads(jvmtiCapabilities *caps);
 bool jvmti_caps_has_virtual_threads(const jvmtiCapabilities *caps);
 
+/* Adds can_support_virtual_threads when the running VM offers it (JDK 21+). Returns whether
+ * the environment has it now. */
+bool jvmti_add_virtual_threads_capability(jvmtiEnv *jvmti);
+
+/* The index of the extension event named id (e.g. "com.sun.hotspot.events.VirtualThreadMount"),
+ * or -1 when the VM has none such. */
+jint jvmti_extension_event_index(jvmtiEnv *jvmti, const char *id);
+
 #endif

@@ -158,6 +158,57 @@ class CpuSamplesTest {
                 "busy: " + busySamples + " samples x " + interval + " ms vs " + cpuMs + " ms of CPU\n" + p.text());
     }
 
+    static Stream<Arguments> virtualThreadJdks() {
+        return Stream.of(21, 25).map(Arguments::of);
+    }
+
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("virtualThreadJdks")
+    void virtualThreadsAreSampledWithTheirOwnStacks(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-virtual");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,depth=8,cutoff=0,file=cpu.txt")),
+                "VirtualBusy", "350");
+        assertEquals(0, r.exit(), r.describe());
+        assertTrue(r.out().contains("virtual-busy done true true"), r.describe());
+        assertNoCrash(r);
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertEquals(p.total(), p.sumOfRows(), p.text());
+        Map<String, Long> byThread = p.byThread(); // every trace's thread has a THREAD START
+
+        // The virtual thread runs twice the platform thread's work in the same loop, at the same
+        // time: two thirds of the two methods' samples are its own.
+        long v = p.count("vbusy", "VirtualBusy.vthreadWork");
+        long pl = p.count("pbusy", "VirtualBusy.platformWork");
+        assertTrue(v + pl >= 100, "too few samples to judge: " + byThread + "\n" + p.text());
+        double share = (double) v / (v + pl);
+        assertTrue(share >= 0.67 - 0.15 && share <= 0.67 + 0.15,
+                "vthreadWork should have about 67% of the two, has " + v + " vs " + pl + "\n" + p.text());
+        // Its samples are nearly all in its own method, on its own stack: the virtual thread's
+        // frames, never the carrier's (ForkJoinPool, VirtualThread.runContinuation).
+        long vAll = byThread.getOrDefault("vbusy", 0L);
+        assertTrue(v >= vAll * 0.9, byThread + "\n" + p.text());
+        for (Profile.Row row : p.rows()) {
+            if (!"vbusy".equals(p.threadNames().get(p.traceThread().get(row.trace()))))
+                continue;
+            List<String> frames = p.traceFrames().get(row.trace());
+            assertNotNull(frames, p.text());
+            for (String f : frames)
+                assertFalse(f.startsWith("java.util.concurrent.ForkJoin") || f.contains("runContinuation"),
+                        "carrier frame in a virtual thread's trace " + row.trace() + ": " + f + "\n" + p.text());
+        }
+        // No carrier gets the virtual thread's work as its own (carriers do get their own
+        // work: mounting and unmounting vpingpong).
+        for (Profile.Row row : p.rows())
+            if (p.threadNames().get(p.traceThread().get(row.trace())).startsWith("ForkJoinPool"))
+                assertFalse(p.traceFrames().get(row.trace()).stream().anyMatch(f -> f.startsWith("VirtualBusy.")),
+                        "a carrier with the virtual thread's frames: " + row + "\n" + p.text());
+        // Parked and sleeping virtual threads use no CPU and get no samples.
+        assertEquals(0L, byThread.getOrDefault("vpark", 0L), byThread + "\n" + p.text());
+        assertEquals(0L, byThread.getOrDefault("vsleep", 0L), byThread + "\n" + p.text());
+    }
+
     @ParameterizedTest(name = "JDK {0}")
     @MethodSource("jdks")
     void intervalSetsTheRoundRateAndWhatOneSampleIsWorth(int feature) throws Exception {
