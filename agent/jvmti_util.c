@@ -8,10 +8,22 @@
 static jvmtiEnv *the_jvmti;
 static JavaVM *the_vm;
 
-jvmtiEnv *agent_jvmti(void) { return the_jvmti; }
-void agent_set_jvmti(jvmtiEnv *jvmti) { the_jvmti = jvmti; }
-JavaVM *agent_vm(void) { return the_vm; }
-void agent_set_vm(JavaVM *vm) { the_vm = vm; }
+jvmtiEnv *agent_jvmti(void)
+{
+    return the_jvmti;
+}
+void agent_set_jvmti(jvmtiEnv *jvmti)
+{
+    the_jvmti = jvmti;
+}
+JavaVM *agent_vm(void)
+{
+    return the_vm;
+}
+void agent_set_vm(JavaVM *vm)
+{
+    the_vm = vm;
+}
 
 bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
 {

@@ -25,7 +25,10 @@ struct thread_info *threads_get(uint32_t serial)
     return segarray_at(&entries, serial - 1);
 }
 
-uint32_t threads_count(void) { return segarray_count(&entries); }
+uint32_t threads_count(void)
+{
+    return segarray_count(&entries);
+}
 
 static hprof_id group_name(jvmtiEnv *jvmti, JNIEnv *jni, jthreadGroup group, jthreadGroup *parent)
 {
@@ -75,8 +78,7 @@ static struct thread_info *create(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     pthread_mutex_lock(&lock);
     struct thread_info *t = NULL;
     void *existing = NULL;
-    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &existing) == JVMTI_ERROR_NONE &&
-        existing) {
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &existing) == JVMTI_ERROR_NONE && existing) {
         t = existing; /* registered meanwhile by another thread */
     } else {
         uint32_t i = segarray_append(&entries);

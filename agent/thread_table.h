@@ -15,7 +15,7 @@ struct thread_info {
     uint32_t serial;
     hprof_id object_id; /* the Thread object's tag */
     hprof_id name_id, group_id, parent_group_id;
-    uint32_t trace_serial;   /* stack when it started */
+    uint32_t trace_serial; /* stack when it started */
     _Atomic(bool) ended;
     bool start_written;        /* guarded by the output lock */
     _Atomic(void *) cpu_times; /* cpu=times state of a virtual thread (agent/tracker_natives.c) */

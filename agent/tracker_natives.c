@@ -407,32 +407,13 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
     tls_current = carrier;
 }
 
-static jint find_extension_event(jvmtiEnv *jvmti, const char *id)
-{
-    jint n = 0;
-    jvmtiExtensionEventInfo *events = NULL;
-    if ((*jvmti)->GetExtensionEvents(jvmti, &n, &events) != JVMTI_ERROR_NONE)
-        return -1;
-    jint index = -1;
-    for (jint i = 0; i < n; i++) {
-        if (index < 0 && strcmp(events[i].id, id) == 0)
-            index = events[i].extension_event_index;
-        for (jint p = 0; p < events[i].param_count; p++)
-            jvmti_free(jvmti, events[i].params[p].name);
-        jvmti_free(jvmti, events[i].params);
-        jvmti_free(jvmti, events[i].id);
-        jvmti_free(jvmti, events[i].short_description);
-    }
-    jvmti_free(jvmti, events);
-    return index;
-}
-
 void tracker_natives_watch_virtual_threads(jvmtiEnv *jvmti, bool vm_has_virtual_threads)
 {
     if (!vm_has_virtual_threads)
         return;
-    jint mount = find_extension_event(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
-    jint unmount = find_extension_event(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
+    jint mount = jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
+    jint unmount =
+        jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
     /* HotSpot enables an extension event with its callback, and also through
      * SetEventNotificationMode with the extension index as the event type. */
     if (mount >= 0 && unmount >= 0 &&
