@@ -840,7 +840,10 @@ static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool l
         log_error("out of memory at start-up");
         return -1;
     }
-    jint interval = (jint)(S.sampled ? S.interval : 0);
+    /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
+     * for an interval of 1: now and then that is past a 16-byte object, which then goes
+     * unsampled. Its interval 0 samples every allocation, which is what 1 promises. */
+    jint interval = (jint)(S.sampled && S.interval > 1 ? S.interval : 0);
     if (jvmti_failed(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
                      "SetHeapSamplingInterval"))
         return -1;
