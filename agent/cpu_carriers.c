@@ -78,27 +78,10 @@ bool cpu_carriers_watch(jvmtiEnv *jvmti)
 {
     if (!jvmti_add_virtual_threads_capability(jvmti))
         return false; /* JDK 17: no virtual threads */
-    jint mount = jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
-    jint unmount =
-        jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
-    /* HotSpot enables an extension event with its callback, and also through
-     * SetEventNotificationMode with the extension index as the event type. */
-    if (mount >= 0 && unmount >= 0 &&
-        (*jvmti)->SetExtensionEventCallback(jvmti, mount, on_mount) == JVMTI_ERROR_NONE &&
-        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, on_unmount) == JVMTI_ERROR_NONE &&
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount, NULL) ==
-            JVMTI_ERROR_NONE &&
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)unmount, NULL) ==
-            JVMTI_ERROR_NONE) {
+    if (jvmti_watch_mounts(jvmti, on_mount, on_unmount)) {
         watching = true;
         return true;
     }
-    if (mount >= 0) {
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount, NULL);
-        (*jvmti)->SetExtensionEventCallback(jvmti, mount, NULL);
-    }
-    if (unmount >= 0)
-        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, NULL);
     log_warning("cpu=samples: this VM has no virtual-thread mount events; virtual threads "
                 "will not be sampled");
     return false;

@@ -113,3 +113,28 @@ jint jvmti_extension_event_index(jvmtiEnv *jvmti, const char *id)
     jvmti_free(jvmti, events);
     return index;
 }
+
+bool jvmti_watch_mounts(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount,
+                        jvmtiExtensionEvent on_unmount)
+{
+    jint mount = jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
+    jint unmount =
+        jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
+    /* HotSpot enables an extension event with its callback, and also through
+     * SetEventNotificationMode with the extension index as the event type. */
+    if (mount >= 0 && unmount >= 0 &&
+        (*jvmti)->SetExtensionEventCallback(jvmti, mount, on_mount) == JVMTI_ERROR_NONE &&
+        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, on_unmount) == JVMTI_ERROR_NONE &&
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount, NULL) ==
+            JVMTI_ERROR_NONE &&
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)unmount, NULL) ==
+            JVMTI_ERROR_NONE)
+        return true;
+    if (mount >= 0) {
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount, NULL);
+        (*jvmti)->SetExtensionEventCallback(jvmti, mount, NULL);
+    }
+    if (unmount >= 0)
+        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, NULL);
+    return false;
+}

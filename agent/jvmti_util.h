@@ -41,4 +41,10 @@ bool jvmti_add_virtual_threads_capability(jvmtiEnv *jvmti);
  * or -1 when the VM has none such. */
 jint jvmti_extension_event_index(jvmtiEnv *jvmti, const char *id);
 
+/* Sets and enables HotSpot's VirtualThreadMount and VirtualThreadUnmount extension events
+ * (JDK 21+; called on the carrier, as jvmtiExtensionEvent with the JNIEnv * and the virtual
+ * thread). Returns true when both are on; otherwise leaves neither set and returns false. */
+bool jvmti_watch_mounts(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount,
+                        jvmtiExtensionEvent on_unmount);
+
 #endif

@@ -411,25 +411,8 @@ void tracker_natives_watch_virtual_threads(jvmtiEnv *jvmti, bool vm_has_virtual_
 {
     if (!vm_has_virtual_threads)
         return;
-    jint mount = jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
-    jint unmount =
-        jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
-    /* HotSpot enables an extension event with its callback, and also through
-     * SetEventNotificationMode with the extension index as the event type. */
-    if (mount >= 0 && unmount >= 0 &&
-        (*jvmti)->SetExtensionEventCallback(jvmti, mount, on_mount) == JVMTI_ERROR_NONE &&
-        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, on_unmount) == JVMTI_ERROR_NONE &&
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount, NULL) ==
-            JVMTI_ERROR_NONE &&
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)unmount, NULL) ==
-            JVMTI_ERROR_NONE)
+    if (jvmti_watch_mounts(jvmti, on_mount, on_unmount))
         return;
-    if (mount >= 0) {
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount, NULL);
-        (*jvmti)->SetExtensionEventCallback(jvmti, mount, NULL);
-    }
-    if (unmount >= 0)
-        (*jvmti)->SetExtensionEventCallback(jvmti, unmount, NULL);
     per_call_lookup = true;
     log_warning("cpu=times: this VM has no virtual-thread mount events; every tracked call "
                 "looks its thread up through JVMTI (slower)");
