@@ -566,7 +566,10 @@ static void dump_top_classes(struct parser *P, struct dump *d)
         cand += d->dc.v[i].count > 0;
     for (int t = 4; t < 12; t++)
         cand += d->prim_count[t] > 0;
-    if (!cand || !P->o->top_n)
+    bool visit = P->o->visit && P->o->visit->heap_dump;
+    if (visit && !cand)
+        P->o->visit->heap_dump(P->o->visit->ctx, ds, NULL, 0);
+    if (!cand || (!P->o->top_n && !visit))
         return;
     struct hprof_class_row *rows = calloc(cand, sizeof *rows);
     if (!rows)
@@ -585,12 +588,14 @@ static void dump_top_classes(struct parser *P, struct dump *d)
         if (d->prim_count[t] == 0)
             continue;
         char buf[16];
-        snprintf(buf, sizeof buf, "%s[]", hprof_type_name(t));
+        snprintf(buf, sizeof buf, "%s[]", hprof_basic_type_name(t));
         rows[n] = (struct hprof_class_row){.count = d->prim_count[t], .bytes = d->prim_bytes[t]};
         rows[n].name = hp_xstrndup(P, buf, strlen(buf));
         ds->ntop = ++n;
     }
     qsort(rows, n, sizeof *rows, cmp_class_row);
+    if (visit)
+        P->o->visit->heap_dump(P->o->visit->ctx, ds, rows, n);
     size_t keep = n < P->o->top_n ? n : P->o->top_n;
     for (size_t i = keep; i < n; i++)
         free(rows[i].name);

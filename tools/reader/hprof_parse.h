@@ -47,12 +47,15 @@ const char *hprof_kind_name(enum hprof_kind k);
 typedef void (*hprof_report_fn)(void *ctx, enum hprof_severity sev, enum hprof_kind kind,
                                 uint64_t offset, const char *msg);
 
+struct hprof_visitor;
+
 struct hprof_opts {
     bool lenient_traces;     /* see doc/tools.md: relaxes heap-dump and LOAD CLASS traces */
     bool strict_threads;     /* undefined thread serials are errors, not warnings */
     uint64_t allow_dangling; /* up to this many dangling references per dump are warnings */
     unsigned top_n;          /* rows in the top lists */
     unsigned max_reports;    /* messages shown per kind (0 = all); all are counted */
+    const struct hprof_visitor *visit; /* optional: sees the records as they are read */
 };
 
 /* Root kinds, in this order in hprof_dump_summary.roots[] */
@@ -68,9 +71,11 @@ enum hprof_root {
     HR_THREAD_OBJECT,
     HR_NKINDS
 };
-const char *hprof_root_name(enum hprof_root r);   /* "unknown", "jni_global", ... */
-const char *hprof_tag_name(unsigned tag);         /* "STRING", ...; NULL for unknown tags */
-const char *hprof_type_name(unsigned basic_type); /* "int", ...; NULL if invalid */
+const char *hprof_root_name(enum hprof_root r); /* "unknown", "jni_global", ... */
+const char *hprof_tag_name(unsigned tag);       /* "STRING", ...; NULL for unknown tags */
+/* "int", ...; NULL if invalid (named apart from writer.h's hprof_type_name: a tool may link both)
+ */
+const char *hprof_basic_type_name(unsigned basic_type);
 
 struct hprof_site_row {
     char *class_name; /* resolved via LOAD CLASS -> STRING; "?" if unresolvable */
@@ -143,6 +148,45 @@ struct hprof_summary {
     uint64_t errors, warnings;
     uint64_t kind_counts[HK_NKINDS]; /* violations of each kind (errors and warnings) */
     uint64_t kind_shown[HK_NKINDS];  /* how many of them were passed to the callback */
+};
+
+/* One ALLOC SITES row, as in the record. */
+struct hprof_site_rec {
+    uint8_t array_type; /* 0 not an array, else the basic type of the elements */
+    uint32_t class_serial, trace;
+    uint32_t live_bytes, live_instances, alloc_bytes, alloc_instances;
+};
+
+/* One CPU SAMPLES row. */
+struct hprof_sample_rec {
+    uint32_t count, trace;
+};
+
+/*
+ * A record observer (hprof_opts.visit) for tools that build their own model of the file
+ * (profile.h does). Each hook is called once a record has passed its length checks, in file
+ * order; ids and serials are as written (not checked: the violations are reported as usual).
+ * Any hook may be NULL. Strings longer than 4096 bytes are cut to their first 4096 bytes.
+ */
+struct hprof_visitor {
+    void *ctx;
+    void (*string)(void *ctx, uint64_t id, const char *utf8, size_t len);
+    void (*load_class)(void *ctx, uint32_t class_serial, uint64_t class_id, uint64_t name_id);
+    void (*frame)(void *ctx, uint64_t frame_id, uint64_t method_id, uint64_t sig_id,
+                  uint64_t source_id, uint32_t class_serial, int32_t line);
+    /* frame_ids: top frame first */
+    void (*trace)(void *ctx, uint32_t serial, uint32_t thread_serial, uint32_t nframes,
+                  const uint64_t *frame_ids);
+    /* one ALLOC SITES record: its totals, then its rows in order */
+    void (*sites)(void *ctx, uint16_t flags, uint64_t alloc_bytes, uint64_t alloc_instances,
+                  uint32_t live_bytes, uint32_t live_instances, size_t n,
+                  const struct hprof_site_rec *rows);
+    /* one CPU SAMPLES record, rows in order */
+    void (*cpu_samples)(void *ctx, uint32_t total, size_t n, const struct hprof_sample_rec *rows);
+    /* the end of one heap dump: d's counts, and every class with instances (primitive
+     * arrays as "int[]" etc., class_id 0), most bytes first; rows are freed after the call */
+    void (*heap_dump)(void *ctx, const struct hprof_dump_summary *d,
+                      const struct hprof_class_row *rows, size_t n);
 };
 
 /*

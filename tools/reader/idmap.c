@@ -18,20 +18,27 @@ void hp_map_free(struct map *m)
     memset(m, 0, sizeof *m);
 }
 
-void *hp_grow(struct parser *P, void *p, size_t *cap, size_t need, size_t elsz)
+void *reader_grow(void *p, size_t *cap, size_t need, size_t elsz)
 {
     if (need <= *cap)
         return p;
     size_t nc = *cap ? *cap : 16;
     while (nc < need) {
         if (nc > SIZE_MAX / 2 / elsz)
-            hp_die(P, "out of memory");
+            return NULL;
         nc += nc / 2 + 16;
     }
     void *q = realloc(p, nc * elsz);
-    if (!q)
-        hp_die(P, "out of memory (%zu bytes)", nc * elsz);
-    *cap = nc;
+    if (q)
+        *cap = nc;
+    return q;
+}
+
+void *hp_grow(struct parser *P, void *p, size_t *cap, size_t need, size_t elsz)
+{
+    void *q = reader_grow(p, cap, need, elsz);
+    if (!q && need)
+        hp_die(P, "out of memory (%zu elements of %zu bytes)", need, elsz);
     return q;
 }
 

@@ -86,7 +86,7 @@ const char *hprof_tag_name(unsigned tag)
     }
 }
 
-const char *hprof_type_name(unsigned t)
+const char *hprof_basic_type_name(unsigned t)
 {
     static const char *const names[12] = {NULL,    NULL,     "object", NULL,    "boolean", "char",
                                           "float", "double", "byte",   "short", "int",     "long"};

@@ -29,6 +29,8 @@ static void parser_free(struct parser *P)
     VFREE(P->fwd);
     VFREE(P->sites);
     VFREE(P->samples);
+    VFREE(P->tframes);
+    VFREE(P->vsites);
     if (P->d)
         hp_dump_free(P->d);
     if (P->s.gz)

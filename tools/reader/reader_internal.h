@@ -6,6 +6,7 @@
 #ifndef HPROF_READER_INTERNAL_H
 #define HPROF_READER_INTERNAL_H
 
+#include "grow.h"
 #include "hprof_parse.h"
 
 #include <setjmp.h>
@@ -140,9 +141,6 @@ struct site {
     uint32_t class_serial, trace, live_bytes, live_inst, alloc_bytes, alloc_inst;
     uint32_t row; /* position in the record: the last sort key */
 };
-struct sample {
-    uint32_t count, trace;
-};
 
 struct dclass {
     uint64_t id, super, off;
@@ -234,7 +232,9 @@ struct parser {
     VEC(struct thread_ref) tref;
     VEC(struct fwdref) fwd;
     VEC(struct site) sites;
-    VEC(struct sample) samples;
+    VEC(struct hprof_sample_rec) samples;
+    VEC(uint64_t) tframes;             /* frame ids of the trace being read (visitor) */
+    VEC(struct hprof_site_rec) vsites; /* rows of the ALLOC SITES being read (visitor) */
 
     bool in_segments;
     uint64_t seg_open_off;

@@ -123,6 +123,8 @@ static void rec_string(struct parser *P, uint64_t len)
         memcpy(P->sarena.v + P->sarena.n, p, keep);
         P->sarena.n += keep;
         P->sarena.v[P->sarena.n++] = 0;
+        if (P->o->visit && P->o->visit->string)
+            P->o->visit->string(P->o->visit->ctx, id, (const char *)p, keep);
     } else {
         ERR(P, HK_DUPLICATE, off, "STRING id 0x%" PRIx64 " defined twice", id);
     }
@@ -166,6 +168,8 @@ static void rec_load_class(struct parser *P, uint64_t len)
     c->name = name;
     c->serial = serial;
     c->trace = trace;
+    if (P->o->visit && P->o->visit->load_class)
+        P->o->visit->load_class(P->o->visit->ctx, serial, id, name);
     if (id) {
         /* a class id can be loaded again after an UNLOAD CLASS: keep the newest */
         uint32_t old;
@@ -219,6 +223,8 @@ static void rec_stack_frame(struct parser *P, uint64_t len)
         return;
     }
     *VPUSH(P, P->fr) = f;
+    if (P->o->visit && P->o->visit->frame)
+        P->o->visit->frame(P->o->visit->ctx, id, f.method, f.sig, f.source, f.class_serial, f.line);
 }
 
 static void rec_stack_trace(struct parser *P, uint64_t len)
@@ -231,6 +237,7 @@ static void rec_stack_trace(struct parser *P, uint64_t len)
     const uint8_t *p = rd(P, 12);
     if (!p)
         return;
+    P->tframes.n = 0;
     struct trace t = {.serial = be32(p), .thread = be32(p + 4), .nframes = be32(p + 8)};
     if (!expect_len(P, "STACK TRACE", len, 12 + (uint64_t)t.nframes * P->idsize))
         return;
@@ -240,6 +247,8 @@ static void rec_stack_trace(struct parser *P, uint64_t len)
         uint64_t fid = getid(P, p);
         if (i == 0)
             t.top = fid;
+        if (P->o->visit)
+            *VPUSH(P, P->tframes) = fid;
         if (!fid || !map_get(&P->frames, fid, NULL))
             ERR(P, HK_FRAME, off,
                 "STACK TRACE serial %" PRIu32 " frame %" PRIu32 ": frame id 0x%" PRIx64
@@ -257,6 +266,8 @@ static void rec_stack_trace(struct parser *P, uint64_t len)
         return;
     }
     *VPUSH(P, P->tr) = t;
+    if (P->o->visit && P->o->visit->trace)
+        P->o->visit->trace(P->o->visit->ctx, t.serial, t.thread, t.nframes, P->tframes.v);
 }
 
 static bool valid_array_type(unsigned t)
@@ -288,6 +299,7 @@ static void rec_alloc_sites(struct parser *P, uint64_t len)
     S->sites_alloc_instances = be64(p + 22);
     S->nsites = n;
     P->sites.n = 0;
+    P->vsites.n = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!(p = rd(P, 25)))
             return;
@@ -305,7 +317,15 @@ static void rec_alloc_sites(struct parser *P, uint64_t len)
                 s->array);
         check_class_serial(P, s->class_serial, off, "ALLOC SITES row");
         check_trace(P, s->trace, off, "ALLOC SITES row");
+        if (P->o->visit)
+            *VPUSH(P, P->vsites) =
+                (struct hprof_site_rec){s->array,     s->class_serial, s->trace,     s->live_bytes,
+                                        s->live_inst, s->alloc_bytes,  s->alloc_inst};
     }
+    if (P->o->visit && P->o->visit->sites)
+        P->o->visit->sites(P->o->visit->ctx, S->sites_flags, S->sites_alloc_bytes,
+                           S->sites_alloc_instances, S->sites_live_bytes, S->sites_live_instances,
+                           P->vsites.n, P->vsites.v);
 }
 
 static void rec_heap_summary(struct parser *P, uint64_t len)
@@ -377,10 +397,13 @@ static void rec_cpu_samples(struct parser *P, uint64_t len)
     for (uint32_t i = 0; i < n; i++) {
         if (!(p = rd(P, 8)))
             return;
-        struct sample *s = VPUSH(P, P->samples);
+        struct hprof_sample_rec *s = VPUSH(P, P->samples);
         s->count = be32(p);
         s->trace = be32(p + 4);
         check_trace(P, s->trace, off, "CPU SAMPLES row");
+    }
+    if (P->o->visit && P->o->visit->cpu_samples) {
+        P->o->visit->cpu_samples(P->o->visit->ctx, total, P->samples.n, P->samples.v);
     }
 }
 

@@ -67,7 +67,7 @@ static int cmp_site(const void *a, const void *b)
 
 static int cmp_sample(const void *a, const void *b)
 {
-    const struct sample *x = a, *y = b;
+    const struct hprof_sample_rec *x = a, *y = b;
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     return x->trace < y->trace ? -1 : x->trace > y->trace;
