@@ -135,10 +135,11 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
     w->ops->close(w);
 }
 
-static struct hprof_profile *load(const char *path, int index)
+/* nth: 0 the last section of each kind, n the n-th */
+static struct hprof_profile *load(const char *path, unsigned nth)
 {
     char err[512];
-    struct hprof_load_opts o = {.index = index};
+    struct hprof_load_opts o = {.nth = nth};
     struct hprof_profile *p = hprof_profile_load(path, &o, err, sizeof err);
     ck_assert_msg(p != NULL, "%s", err);
     return p;
@@ -175,7 +176,7 @@ static void check_samples(bool binary, bool gzip)
 {
     const char *path = tmp(gzip ? "s.gz" : "s");
     write_profile(path, binary, gzip, 1 | 2 | 32);
-    struct hprof_profile *p = load(path, -1);
+    struct hprof_profile *p = load(path, 0);
     ck_assert(p->binary == binary);
     ck_assert(p->gzip == gzip);
     ck_assert_uint_eq(p->ntraces, 3);
@@ -222,17 +223,22 @@ static void check_samples(bool binary, bool gzip)
     ck_assert_str_eq(err, "x: no CPU TIME section in this profile");
     hprof_profile_free(p);
 
-    /* the first of the two, by index; an index past the end */
-    p = load(path, 0);
+    /* the first of the two, asked for; one past the end */
+    p = load(path, 1);
     s = &p->sections[HPROF_CPU_SAMPLES];
     ck_assert_uint_eq(s->total, 300);
     ck_assert_uint_eq(s->nrows, 2);
     ck_assert_uint_eq(s->rows[0].v[0], 200);
     check_trace(p, s->rows[0].trace, MAKE(binary), MAIN(binary));
     ck_assert_uint_eq(s->rows[1].v[0], 100);
-    ck_assert(p->sections[HPROF_SITES].present); /* index 0 of every kind */
+    ck_assert(p->sections[HPROF_SITES].present); /* the first of every kind */
     hprof_profile_free(p);
     p = load(path, 2);
+    ck_assert_uint_eq(p->sections[HPROF_CPU_SAMPLES].index, 1);
+    ck_assert_uint_eq(p->sections[HPROF_CPU_SAMPLES].total, 10);
+    ck_assert(!p->sections[HPROF_SITES].present); /* the file has one */
+    hprof_profile_free(p);
+    p = load(path, 3);
     ck_assert(!p->sections[HPROF_CPU_SAMPLES].present);
     ck_assert_ptr_null(hprof_profile_section(p, HPROF_CPU_SAMPLES, "x", err, sizeof err));
     ck_assert_ptr_nonnull(strstr(err, "holds 2 CPU SAMPLES sections"));
@@ -257,12 +263,12 @@ START_TEST(test_stdin)
     write_profile(b, true, true, 1);
     write_profile(a, false, false, 16);
     ck_assert_ptr_nonnull(freopen(b, "rb", stdin));
-    struct hprof_profile *p = load("-", -1);
+    struct hprof_profile *p = load("-", 0);
     ck_assert(p->binary && p->gzip);
     ck_assert_uint_eq(p->sections[HPROF_CPU_SAMPLES].total, 10);
     hprof_profile_free(p);
     ck_assert_ptr_nonnull(freopen(a, "rb", stdin));
-    p = load("-", -1);
+    p = load("-", 0);
     ck_assert(!p->binary);
     ck_assert_uint_eq(p->sections[HPROF_MONITOR_TIME].rows[0].v[1], 6);
     hprof_profile_free(p);
@@ -278,7 +284,7 @@ START_TEST(test_ascii_times_old_monitors)
 {
     const char *path = tmp("t.txt");
     write_profile(path, false, false, 4 | 8 | 16);
-    struct hprof_profile *p = load(path, -1);
+    struct hprof_profile *p = load(path, 0);
     const struct hprof_section *s = &p->sections[HPROF_CPU_TIME];
     ck_assert(s->present);
     ck_assert_uint_eq(s->total, 1000);
@@ -318,7 +324,7 @@ END_TEST
 /* Files of real runs (java -agentpath:libhprof.so=..., tests/data/profile/README) */
 START_TEST(test_real_runs)
 {
-    struct hprof_profile *p = load(PROFILE_DATA "/cpu-samples.txt", -1);
+    struct hprof_profile *p = load(PROFILE_DATA "/cpu-samples.txt", 0);
     const struct hprof_section *s = &p->sections[HPROF_CPU_SAMPLES];
     ck_assert_uint_eq(s->total, 4);
     ck_assert_uint_eq(s->nrows, 2);
@@ -334,7 +340,7 @@ START_TEST(test_real_runs)
     ck_assert_int_eq(p->frames[t->frames[1]].line, 12);
     hprof_profile_free(p);
 
-    p = load(PROFILE_DATA "/monitor.txt", -1);
+    p = load(PROFILE_DATA "/monitor.txt", 0);
     s = &p->sections[HPROF_MONITOR_TIME];
     ck_assert_uint_eq(s->total, 6);
     ck_assert_uint_eq(s->nrows, 1);

@@ -202,7 +202,7 @@ struct hprof_section *pm_section_begin(struct pmodel *M, enum hprof_section_kind
 {
     struct hprof_section *s = &M->p->sections[k];
     unsigned idx = s->count++;
-    if (M->want >= 0 && idx != (unsigned)M->want)
+    if (M->want >= 0 && idx != (unsigned long)M->want)
         return NULL; /* not the one asked for: its rows are read and dropped */
     s->present = true;
     s->index = idx;
@@ -420,7 +420,7 @@ struct hprof_profile *hprof_profile_load(const char *path, const struct hprof_lo
     M->err = err;
     M->errlen = errlen;
     M->fd = -1;
-    M->want = opts ? opts->index : -1;
+    M->want = opts && opts->nth ? (long)opts->nth - 1 : -1;
     for (int k = 0; k < HPROF_NSECTIONS; k++)
         p->sections[k].kind = (enum hprof_section_kind)k;
     bool ok = run(M);

@@ -90,12 +90,13 @@ struct hprof_profile {
 };
 
 struct hprof_load_opts {
-    int index; /* which section of each kind to keep: -1 the last, else 0-based */
+    /* which section of each kind to keep: 0 (a zeroed struct) the last one, n > 0 the n-th
+     * (so nth = 1 keeps the first; hprof_section.index is nth - 1) */
+    unsigned nth;
 };
 
 /*
- * Load path ("-" = stdin). opts NULL = the last section of each kind
- * (index -1). Returns the profile,
+ * Load path ("-" = stdin). opts NULL = the last section of each kind. Returns the profile,
  * or NULL with one message in err ("x.hprof: truncated: input ends inside ...", "x: not an
  * hprof profile", ...). Never exits or aborts on bad input.
  */

@@ -60,7 +60,7 @@ struct pmodel {
     jmp_buf jb;
     int fd;
     gzFile gz;
-    int want; /* section index asked for, -1 = last */
+    long want; /* section index asked for (0-based), -1 = the last */
 
     struct strtab strs;       /* every string of the profile, once */
     struct strtab frame_keys; /* frame key -> index into frames */
