@@ -108,6 +108,7 @@ struct aparse {
     PVEC(uint32_t) frames;
     /* the heap dump being read: class name -> row */
     struct strtab classes;
+    struct strtab frame_lines; /* frame text -> frame index: each text parsed once */
     struct aline line;
 };
 
@@ -270,8 +271,13 @@ static void record_line(struct aparse *A, const struct aline *l)
     if (s[0] == '\t') {
         if (!A->in_trace)
             return; /* a field of MONITOR DUMP, ... */
-        if (strcmp(s + 1, "<empty>") != 0)
-            *VPUSH(A->M, A->frames) = parse_frame(A->M, s + 1, l->no);
+        if (strcmp(s + 1, "<empty>") != 0) {
+            bool fresh;
+            struct strent *e = pm_intern(A->M, &A->frame_lines, s + 1, l->len - 1, &fresh);
+            if (fresh)
+                e->val = parse_frame(A->M, s + 1, l->no);
+            *VPUSH(A->M, A->frames) = e->val;
+        }
         return;
     }
     end_trace(A);
@@ -314,6 +320,7 @@ void pm_ascii_free(struct pmodel *M)
     free(A->line.s);
     free(A->frames.v);
     classes_free(&A->classes);
+    classes_free(&A->frame_lines);
     free(A);
     M->ascii = NULL;
 }

@@ -22,6 +22,7 @@ struct bframe {
     uint64_t id, method, sig, source;
     uint32_t class_serial;
     int32_t line;
+    uint32_t index; /* into the model's frames, HPROF_NO_TRACE until first used */
 };
 struct btrace {
     uint32_t serial, thread, nframes;
@@ -90,7 +91,7 @@ static void on_frame(void *ctx, uint64_t id, uint64_t method, uint64_t sig, uint
     struct pbinary *B = ctx;
     struct bframe *f = TRY_PUSH(B, B->fr);
     if (f)
-        *f = (struct bframe){id, method, sig, source, class_serial, line};
+        *f = (struct bframe){id, method, sig, source, class_serial, line, HPROF_NO_TRACE};
 }
 
 static void on_trace(void *ctx, uint32_t serial, uint32_t thread, uint32_t n,
@@ -245,10 +246,11 @@ static const char *class_name(struct pbinary *B, uint32_t serial)
 static uint32_t frame_index(struct pbinary *B, uint64_t fid)
 {
     struct bframe key = {.id = fid};
-    const struct bframe *f =
-        B->fr.n ? bsearch(&key, B->fr.v, B->fr.n, sizeof key, cmp_frame) : NULL;
+    struct bframe *f = B->fr.n ? bsearch(&key, B->fr.v, B->fr.n, sizeof key, cmp_frame) : NULL;
     if (!f)
         pm_fail(B->M, "frame id 0x%" PRIx64 " is not defined", fid);
+    if (f->index != HPROF_NO_TRACE) /* resolved once, shared by every trace naming it */
+        return f->index;
     const char *cls = class_name(B, f->class_serial);
     const char *m = string_of(B, f->method), *sig = string_of(B, f->sig);
     const char *src = string_of(B, f->source);
@@ -256,8 +258,9 @@ static uint32_t frame_index(struct pbinary *B, uint64_t fid)
         m = "?";
     if (!sig)
         sig = "";
-    return pm_frame(B->M, cls, strlen(cls), m, strlen(m), sig, strlen(sig), src,
-                    src ? strlen(src) : 0, f->line);
+    f->index = pm_frame(B->M, cls, strlen(cls), m, strlen(m), sig, strlen(sig), src,
+                        src ? strlen(src) : 0, f->line);
+    return f->index;
 }
 
 static void resolve(struct pbinary *B)
