@@ -4,7 +4,8 @@
  * It reads the whole input once, checks every rule listed in doc/tools.md, reports each
  * violation through a callback with its byte offset (in the uncompressed stream), and fills
  * a summary (counts, top allocation sites, top CPU sample traces, per heap dump statistics).
- * Pure C11 + zlib; no JVMTI.
+ * A tool that builds its own model of the file passes a struct hprof_visitor (below) to see
+ * the records as they are read; profile.h is such a model. Pure C11 + zlib; no JVMTI.
  */
 #ifndef HPROF_PARSE_H
 #define HPROF_PARSE_H

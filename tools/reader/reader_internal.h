@@ -2,6 +2,15 @@
  * reader_internal.h: what the modules of the HPROF reader share (tools/reader/): the record and
  * sub-record tags, the id map, growable arrays, the parser state and the byte input. Not for
  * the tools: they use hprof_parse.h (and profile.h).
+ *
+ * Input is read through one large buffer (plain read(2) or zlib inflate over concatenated
+ * gzip members); every parser step asks for the few bytes it needs with rd(), whose fast
+ * path is an inline bounds check. Ids, strings, frames and traces go into open-addressing
+ * hash maps of u64 keys; the objects of a heap dump into a hash set of u64 ids. References
+ * to objects not yet seen are kept in a "pending" array that is periodically filtered
+ * against the set, sorted and de-duplicated, so that memory stays bounded by the number of
+ * distinct forward targets. A violation is reported and parsing goes on; only a truncated
+ * input or corrupt gzip stops it (fatal), and only I/O or memory errors jump out (hp_die).
  */
 #ifndef HPROF_READER_INTERNAL_H
 #define HPROF_READER_INTERNAL_H
