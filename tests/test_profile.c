@@ -65,7 +65,8 @@ static const struct hprof_frame f_main = {
 static const struct hprof_frame f_spin = {0x1003,  S_SPIN, S_SIG_SPIN, 0,   1, HPROF_LINE_NATIVE,
                                           "Alloc", "spin", "(I)J",     NULL};
 
-/* what: bit 1 CPU SAMPLES (twice), 2 SITES, 4 cpu=times, 8 cpu=old, 16 monitors, 32 dump */
+/* what: bit 1 CPU SAMPLES (twice), 2 SITES, 4 cpu=times, 8 cpu=old, 16 monitors, 32 a heap
+ * dump (3 Alloc, 2 int[]), 64 a second heap dump (1 Alloc) */
 static void write_profile(const char *path, bool binary, bool gzip, unsigned what)
 {
     char err[256];
@@ -83,7 +84,10 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
     w->ops->frame(w, &f_spin);
     w->ops->trace(w, 1, 0, 0, NULL);
     w->ops->trace(w, 2, 0, 2, t2);
-    w->ops->trace(w, 3, 0, 2, t3);
+    w->ops->thread_start(
+        w, &(struct hprof_thread_info){
+               .thread_serial = 2, .thread_obj = 0x700, .trace_serial = 1, .name = "worker"});
+    w->ops->trace(w, 3, 2, 2, t3); /* recorded on thread 2 */
     if (what & 1) {
         const struct hprof_cost_row r1[] = {{2, 200, 200, "Alloc.make"},
                                             {3, 100, 100, "Alloc.spin"}};
@@ -130,6 +134,17 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
                                                                        .size = 56,
                                                                        .nelems = 10,
                                                                        .elems = vals});
+        w->ops->heap_dump_end(w);
+    }
+    if (what & 64) {
+        w->ops->heap_dump_begin(w, 1, 16);
+        w->ops->class_dump(
+            w, &(struct hprof_class_dump){.class_id = 0x100, .trace_serial = 1, .name = "Alloc"});
+        w->ops->instance_dump(w, &(struct hprof_instance_dump){.object_id = 0x510,
+                                                               .trace_serial = 2,
+                                                               .class_id = 0x100,
+                                                               .class_name = "Alloc",
+                                                               .size = 16});
         w->ops->heap_dump_end(w);
     }
     w->ops->close(w);
@@ -191,6 +206,7 @@ static void check_samples(bool binary, bool gzip)
     ck_assert_uint_eq(s->rows[0].v[0], 10);
     check_trace(p, s->rows[0].trace, SPIN(binary), MAIN(binary));
     ck_assert_uint_eq(p->traces[s->rows[0].trace].serial, binary ? 3 : 300002);
+    ck_assert_uint_eq(p->traces[s->rows[0].trace].thread, binary ? 2 : 200002);
 
     s = &p->sections[HPROF_SITES];
     ck_assert(s->present);
@@ -277,6 +293,35 @@ END_TEST
 START_TEST(test_ascii_plain)
 {
     check_samples(false, false);
+}
+END_TEST
+
+/* two heap dumps: the last, or the first asked for */
+static void check_two_dumps(bool binary)
+{
+    const char *path = tmp("dumps");
+    write_profile(path, binary, false, 32 | 64);
+    struct hprof_profile *p = load(path, 0);
+    const struct hprof_section *s = &p->sections[HPROF_HEAP_CLASSES];
+    ck_assert_uint_eq(s->count, 2);
+    ck_assert_uint_eq(s->index, 1);
+    ck_assert_uint_eq(s->nrows, 1);
+    ck_assert_str_eq(s->rows[0].name, "Alloc");
+    ck_assert_uint_eq(s->rows[0].v[0], 1);
+    hprof_profile_free(p);
+    p = load(path, 1);
+    s = &p->sections[HPROF_HEAP_CLASSES];
+    ck_assert_uint_eq(s->index, 0);
+    ck_assert_uint_eq(s->nrows, 2);
+    ck_assert_uint_eq(s->rows[0].v[0], 3);
+    ck_assert_uint_eq(s->rows[1].v[0], 2);
+    hprof_profile_free(p);
+}
+
+START_TEST(test_two_dumps)
+{
+    check_two_dumps(true);
+    check_two_dumps(false);
 }
 END_TEST
 
@@ -445,6 +490,7 @@ int main(void)
     tcase_add_test(tc, test_binary_gzip);
     tcase_add_test(tc, test_ascii_plain);
     tcase_add_test(tc, test_stdin);
+    tcase_add_test(tc, test_two_dumps);
     tcase_add_test(tc, test_ascii_times_old_monitors);
     tcase_add_test(tc, test_real_runs);
     tcase_add_test(tc, test_truncated);
