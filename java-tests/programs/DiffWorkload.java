@@ -47,11 +47,12 @@ public class DiffWorkload {
         long until = mx.getCurrentThreadCpuTime() + (long) (seconds * 1e9);
         int a = 400 * aPercent / 100;
         long rounds = 0;
-        while (mx.getCurrentThreadCpuTime() < until) {
+        // the clock is read every 64 rounds: a sample taken in its native call would otherwise
+        // stand for a fifth of the run, and how much of it the next call loses varies by run
+        do {
             sink += alpha(a);
             sink += beta(600);
-            rounds++;
-        }
+        } while ((++rounds & 63) != 0 || mx.getCurrentThreadCpuTime() < until);
         System.out.println("cpu rounds " + rounds);
     }
 

@@ -119,12 +119,13 @@ static void thresholds_text(FILE *o, const struct diff_table *t)
     const struct diff_thresholds *th = &t->th;
     fprintf(o, "growth >= %g%%", th->growth * 100);
     if (t->mode == DM_SHARE)
-        fprintf(o, " and >= %g points", th->delta_share * 100);
+        fprintf(o, " and by >= %g points of share", th->delta_share * 100);
     else
-        fprintf(o, " and >= %g", th->delta_count);
+        fprintf(o, " and by >= %g", th->delta_count);
     if (t->sampled)
         fprintf(o, " and z >= %g", th->z);
-    fprintf(o, "; entries under %g%% of the total in both runs not judged", th->min_share * 100);
+    fprintf(o, "; entries under %g%% of the total in both runs are not judged",
+            th->min_share * 100);
 }
 
 void diff_write_text(FILE *o, struct diff_table *const *tabs, size_t nt, unsigned top)
