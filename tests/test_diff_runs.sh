@@ -9,13 +9,15 @@
 #    interval, 3 s of CPU each) flag nothing (bench/diff-noise.sh measures ten pairs);
 #  - thresholds from the command line and a rules file, include/exclude, the outputs, exit 2.
 #
-#   test_diff_runs.sh <hprof-diff> <libhprof.so> <java home> <DiffWorkload.java>
+#   test_diff_runs.sh <hprof-diff> <libhprof.so> <java home> <DiffWorkload.java> \
+#                     <doc/ci/compare-builds.sh>
 set -u
 
 diff=$1
 lib=$2
 jhome=$3
 src=$4
+recipe=$5
 java="$jhome/bin/java"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_diff_runs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -218,6 +220,28 @@ hd 2 "$tmp/k0.phd" "$tmp/s2.txt" && ok "PHD against a profile: exit 2"
 hd 2 --kind heap "$tmp/s1.txt" "$tmp/s2.txt" && ok "a kind the files lack: exit 2"
 hd 2 "$tmp/s1.txt" "$tmp/h2.txt" && ok "no kind in common: exit 2"
 hd 2 --growth x "$tmp/s1.txt" "$tmp/s2.txt" && ok "bad option value: exit 2"
+# ---- the CI recipe, as written in doc/tools.md, on two builds -----------------------------------
+mkdir -p "$tmp/src2" "$tmp/cls2"
+sed 's/int a = 4 \* aPercent/int a = 5 * aPercent/' "$src" >"$tmp/src2/DiffWorkload.java"
+"$jhome/bin/javac" -d "$tmp/cls2" "$tmp/src2/DiffWorkload.java"
+GITHUB_STEP_SUMMARY="$tmp/summary.md" "$recipe" -a "$lib" -d "$diff" -j "$java" -p heap=sites \
+    -o "$tmp/ci" "$tmp/cls" "$tmp/cls2" DiffWorkload sites 20000 100 >"$tmp/ci.out" 2>&1
+st=$?
+if [ $st = 1 ] && grep -q '^## hprof-diff: regression' "$tmp/summary.md" &&
+    grep -q 'DiffWorkload\$Alpha @' "$tmp/ci/diff.md" && [ -s "$tmp/ci/diff.html" ] &&
+    [ -s "$tmp/ci/diff.json" ] && grep -q '^  REGRESSION: 1 regression' "$tmp/ci.out"; then
+    ok "CI recipe: the new build's site +25% fails the step, summary written"
+else
+    cat "$tmp/ci.out"
+    bad "CI recipe (exit $st)"
+fi
+GITHUB_STEP_SUMMARY= "$recipe" -a "$lib" -d "$diff" -j "$java" -p heap=sites -o "$tmp/ci2" \
+    "$tmp/cls" "$tmp/cls" DiffWorkload sites 20000 100 >"$tmp/ci.out" 2>&1 &&
+    ok "CI recipe: the same build passes" || bad "CI recipe, same build: $(cat "$tmp/ci.out")"
+"$recipe" -a "$lib" -d "$diff" -j "$java" -o "$tmp/ci3" "$tmp/cls" "$tmp/cls" NoSuchMain \
+    >"$tmp/ci.out" 2>&1
+[ $? = 2 ] && ok "CI recipe: a failed run is exit 2" || bad "CI recipe, failed run"
+
 head -c 3000 "$tmp/s1.txt" >"$tmp/cut.txt"
 hd 2 "$tmp/cut.txt" "$tmp/s2.txt" && ok "truncated profile: exit 2"
 finish

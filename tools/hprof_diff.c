@@ -147,10 +147,29 @@ static bool close_out(FILE *f, const char *path)
     return ok;
 }
 
-enum { O_SECTION = 256, O_BASE_SECTION, O_NEW_SECTION, O_RULES, O_LINES, O_FRAMES, O_TOP,
-       O_TEXT, O_MD, O_JSON, O_HTML, O_KIND, O_SETTING };
+enum {
+    O_SECTION = 256,
+    O_BASE_SECTION,
+    O_NEW_SECTION,
+    O_RULES,
+    O_LINES,
+    O_FRAMES,
+    O_TOP,
+    O_TEXT,
+    O_MD,
+    O_JSON,
+    O_HTML,
+    O_KIND,
+    O_SETTING
+};
 
-int main(int argc, char **argv)
+/* The unit tests link this file and call it under another name. */
+#ifndef HPROF_DIFF_MAIN
+#define HPROF_DIFF_MAIN main
+#endif
+int HPROF_DIFF_MAIN(int argc, char **argv);
+
+int HPROF_DIFF_MAIN(int argc, char **argv)
 {
     static const struct option longs[] = {{"kind", required_argument, NULL, O_KIND},
                                           {"section", required_argument, NULL, O_SECTION},
@@ -179,8 +198,7 @@ int main(int argc, char **argv)
     size_t nsettings = 0;
     unsigned base_nth = 0, new_nth = 0, top = 10, frames = 0;
     bool lines = false, kinds_given = false, want[DK_NKINDS] = {false};
-    const char *rules = NULL, *out_text = NULL, *out_md = NULL, *out_json = NULL,
-               *out_html = NULL;
+    const char *rules = NULL, *out_text = NULL, *out_md = NULL, *out_json = NULL, *out_html = NULL;
     char err[1024];
     int ch, idx;
     while ((ch = getopt_long(argc, argv, "h", longs, &idx)) != -1) {
@@ -191,6 +209,8 @@ int main(int argc, char **argv)
                 enum diff_kind k;
                 if (!diff_kind_parse(w, &k)) {
                     fprintf(stderr, "hprof-diff: unknown kind \"%s\" (--help)\n", w);
+                    free(copy);
+                    free(settings);
                     return 2;
                 }
                 want[k] = kinds_given = true;
@@ -204,6 +224,7 @@ int main(int argc, char **argv)
             unsigned v;
             if (!parse_nth(optarg, &v)) {
                 fprintf(stderr, "hprof-diff: bad section number \"%s\"\n", optarg);
+                free(settings);
                 return 2;
             }
             if (ch != O_NEW_SECTION)
@@ -217,6 +238,7 @@ int main(int argc, char **argv)
             unsigned v;
             if (!parse_nth(optarg, &v)) {
                 fprintf(stderr, "hprof-diff: bad number \"%s\"\n", optarg);
+                free(settings);
                 return 2;
             }
             *(ch == O_TOP ? &top : &frames) = v;
@@ -245,19 +267,23 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            free(settings);
             return 0;
         default:
             usage(stderr);
+            free(settings);
             return 2;
         }
     }
     if (argc - optind != 2) {
         fprintf(stderr, "hprof-diff: two files expected: BASE NEW (--help)\n");
+        free(settings);
         return 2;
     }
     const char *base_path = argv[optind], *new_path = argv[optind + 1];
     if (strcmp(base_path, "-") == 0 && strcmp(new_path, "-") == 0) {
         fprintf(stderr, "hprof-diff: only one of BASE and NEW can be stdin\n");
+        free(settings);
         return 2;
     }
     /* check every setting once before reading anything */
@@ -269,24 +295,30 @@ int main(int argc, char **argv)
             if (diff_setting(settings[i].name, settings[i].value, DK_CPU, &th, &pat, err,
                              sizeof err) != 0) {
                 fprintf(stderr, "hprof-diff: --%s: %s\n", settings[i].name, err);
+                diff_patterns_free(&pat);
+                free(settings);
                 return 2;
             }
         if (rules && diff_rules_load(rules, DK_CPU, &th, &pat, err, sizeof err) != 0) {
             fprintf(stderr, "hprof-diff: %s\n", err);
+            diff_patterns_free(&pat);
+            free(settings);
             return 2;
         }
         diff_patterns_free(&pat);
     }
 
-    int bphd = is_phd(base_path, err, sizeof err), nphd = bphd < 0 ? 0 : is_phd(new_path, err,
-                                                                                 sizeof err);
+    int bphd = is_phd(base_path, err, sizeof err),
+        nphd = bphd < 0 ? 0 : is_phd(new_path, err, sizeof err);
     if (bphd < 0 || nphd < 0) {
         fprintf(stderr, "hprof-diff: %s\n", err);
+        free(settings);
         return 2;
     }
     if (bphd != nphd) {
         fprintf(stderr, "hprof-diff: %s is a PHD heap dump and %s is not: nothing to compare\n",
                 bphd ? base_path : new_path, bphd ? new_path : base_path);
+        free(settings);
         return 2;
     }
 
@@ -338,8 +370,9 @@ int main(int argc, char **argv)
             tabs[nt++]->new_path = new_path;
         }
         if (!nt) {
-            fprintf(stderr, "hprof-diff: %s and %s hold no kind of profile in common\n",
-                    base_path, new_path);
+            fprintf(stderr, "hprof-diff: %s and %s hold no kind of profile in common%s\n",
+                    base_path, new_path,
+                    base_nth || new_nth ? " (at the section number asked for)" : "");
             goto out;
         }
     }
@@ -379,8 +412,9 @@ int main(int argc, char **argv)
         else if (w == 2)
             diff_write_json(o, tabs, nt);
         else if (diff_write_flame(o, tabs, nt) != 0)
-            fprintf(stderr, "hprof-diff: warning: no stacks to draw (heap dumps, cpu=old): %s "
-                            "holds an empty page\n",
+            fprintf(stderr,
+                    "hprof-diff: warning: no stacks to draw (heap dumps, cpu=old): %s "
+                    "holds an empty page\n",
                     paths[w]);
         ok = close_out(o, paths[w]);
     }

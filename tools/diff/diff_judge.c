@@ -152,7 +152,13 @@ int diff_rules_load(const char *path, enum diff_kind k, struct diff_thresholds *
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         no++;
-        char *s = line, *e = line + strlen(line);
+        char *s = line, *e;
+        for (char *h = strchr(line, '#'); h; h = strchr(h + 1, '#'))
+            if (h == line || isspace((unsigned char)h[-1])) {
+                *h = 0; /* a comment: '#' at the start or after a blank */
+                break;
+            }
+        e = line + strlen(line);
         while (e > s && isspace((unsigned char)e[-1]))
             *--e = 0;
         while (isspace((unsigned char)*s))
@@ -262,9 +268,9 @@ size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
             double rel = b > 0 ? d / b : d > 0 ? HUGE_VAL : d < 0 ? -HUGE_VAL : 0;
             double delta_min = t->mode == DM_SHARE ? th->delta_share : th->delta_count;
             bool z_up = !t->sampled || e->z[m] >= th->z, z_down = !t->sampled || e->z[m] <= -th->z;
-            if (d > 0 && rel >= th->growth && d >= delta_min && z_up)
+            if (d > 0 && rel >= th->growth - 1e-9 && d >= delta_min && z_up)
                 e->flagged |= 1u << m;
-            else if (d < 0 && -rel >= th->growth && -d >= delta_min && z_down)
+            else if (d < 0 && -rel >= th->growth - 1e-9 && -d >= delta_min && z_down)
                 shrank = true;
         }
         e->verdict = e->flagged ? DV_REGRESSION

@@ -262,8 +262,7 @@ static void from_profile(struct builder *b, const struct hprof_profile *p, bool 
                 if (!seen) {
                     /* a total's time includes its callees' rows, its calls only its own */
                     uint64_t v[HPROF_MAX_MEASURES] = {row->v[0], i == 0 ? row->v[1] : 0};
-                    add(entry(b, DG_TOTAL, b->buf), is_new, t->kind == DK_TIMES ? v : row->v,
-                        nm);
+                    add(entry(b, DG_TOTAL, b->buf), is_new, t->kind == DK_TIMES ? v : row->v, nm);
                 }
             }
             break;
