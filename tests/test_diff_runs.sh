@@ -215,6 +215,19 @@ if grep -q 'var GRAPHS=\[{"title":"CPU SAMPLES' "$tmp/d.html" && grep -q '"n":"D
 else
     bad "HTML"
 fi
+# the page's script draws the frames: a headless browser's DOM holds alpha's red frame
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$browser" ]; then
+    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$tmp/d.html" \
+        >"$tmp/dom.html" 2>/dev/null
+    if grep -q 'background: rgb(235, [0-9]*, [0-9]*);">DiffWorkload.alpha<' "$tmp/dom.html"; then
+        ok "HTML drawn by chromium: alpha in red"
+    else
+        bad "HTML not drawn: $(head -c 500 "$tmp/dom.html")"
+    fi
+else
+    echo "skipped: no chromium to draw the HTML"
+fi
 hd 2 "$tmp/none.txt" "$tmp/s2.txt" && ok "missing file: exit 2"
 hd 2 "$tmp/k0.phd" "$tmp/s2.txt" && ok "PHD against a profile: exit 2"
 hd 2 --kind heap "$tmp/s1.txt" "$tmp/s2.txt" && ok "a kind the files lack: exit 2"

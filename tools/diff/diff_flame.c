@@ -128,9 +128,11 @@ int diff_write_flame(FILE *o, struct diff_table *const *tabs, size_t nt)
     size_t drawn = 0;
     for (size_t k = 0; k < nt; k++)
         drawn += stack_shaped(tabs[k]);
-    if (!drawn)
-        return -1;
     fputs(page_head, o);
+    if (!drawn) {
+        fputs("<p>No stacks to draw: heap dumps and cpu=old have none.</p>\n</body></html>\n", o);
+        return -1;
+    }
     fputs("<script>\nvar GRAPHS=[", o);
     bool first = true;
     for (size_t k = 0; k < nt; k++) {
