@@ -662,6 +662,16 @@ static bool build_index(struct file *f, struct index *ix)
     return true;
 }
 
+/* What reading a file allocated: its records, references, names, index and bytes. */
+static void free_file(struct file *f, struct index *ix)
+{
+    free(ix->by_addr);
+    free(f->recs);
+    free(f->refs);
+    free(f->names);
+    free((void *)f->p);
+}
+
 bool phd_looks_like(const unsigned char *p, size_t n)
 {
     return n >= 20 && p[0] == 0 && p[1] == 18 && memcmp(p + 2, "portable heap dump", 18) == 0;
@@ -727,11 +737,7 @@ int phd_histogram(const char *path, struct phd_class_count **rowsp, size_t *nrow
 out:
     phd_histogram_free(rows, nrows);
     free(buf);
-    free(ix.by_addr);
-    free(f.recs);
-    free(f.refs);
-    free(f.names);
-    free(data);
+    free_file(&f, &ix);
     return rc;
 }
 
@@ -982,10 +988,6 @@ int PHD_READ_MAIN(int argc, char **argv)
     free(refs_lines);
     free(rows);
     free(buf);
-    free(ix.by_addr);
-    free(f.recs);
-    free(f.refs);
-    free(f.names);
-    free(data);
+    free_file(&f, &ix);
     return f.errors ? 1 : 0;
 }

@@ -62,6 +62,19 @@ static void value_text(uint64_t v, double share, char *buf, size_t cap)
     snprintf(buf, cap, "%" PRIu64 " (%.1f%%)", v, share * 100);
 }
 
+/* The cells of measure m of an entry: base and new as "count (share)", the change. */
+struct cells {
+    char base[48], new_[48], change[512];
+};
+
+static void cells_of(const struct diff_table *t, const struct diff_entry *e, unsigned m,
+                     struct cells *c)
+{
+    value_text(e->base[m], e->base_share[m], c->base, sizeof c->base);
+    value_text(e->new_[m], e->new_share[m], c->new_, sizeof c->new_);
+    change_text(t, e, m, c->change, sizeof c->change);
+}
+
 /* "live_bytes 120 -> 130, live_objects 3 -> 3": the measures not judged */
 static void others_text(const struct diff_table *t, const struct diff_entry *e, char *buf,
                         size_t cap)
@@ -158,14 +171,12 @@ void diff_write_text(FILE *o, struct diff_table *const *tabs, size_t nt, unsigne
             for (unsigned m = 0; m < hprof_section_nmeasures(t->section); m++) {
                 if (!(t->judge & (1u << m)))
                     continue;
-                char b[48], nw[48], ch[512];
-                value_text(e->base[m], e->base_share[m], b, sizeof b);
-                value_text(e->new_[m], e->new_share[m], nw, sizeof nw);
-                change_text(t, e, m, ch, sizeof ch);
+                struct cells c;
+                cells_of(t, e, m, &c);
                 fprintf(o, "  %-10s %-7s %-13s %-20s %-20s %-26s %s%s\n",
                         firstline ? verdict_word(e->verdict) : "",
                         firstline ? diff_group_name(e->group) : "",
-                        hprof_section_measure(t->section, m), b, nw, ch,
+                        hprof_section_measure(t->section, m), c.base, c.new_, c.change,
                         e->flagged & (1u << m) ? "* " : "", firstline ? e->key : "");
                 firstline = false;
             }
@@ -237,17 +248,15 @@ void diff_write_markdown(FILE *o, struct diff_table *const *tabs, size_t nt, uns
             for (unsigned m = 0; m < hprof_section_nmeasures(t->section); m++) {
                 if (!(t->judge & (1u << m)))
                     continue;
-                char b[48], nw[48], ch[512];
-                value_text(e->base[m], e->base_share[m], b, sizeof b);
-                value_text(e->new_[m], e->new_share[m], nw, sizeof nw);
-                change_text(t, e, m, ch, sizeof ch);
+                struct cells c;
+                cells_of(t, e, m, &c);
                 const char *mark = e->flagged & (1u << m)    ? "🔴"
                                    : e->verdict == DV_SHRANK ? "🟢"
                                                              : "";
                 fprintf(o, "| %s | %s | ", mark, diff_group_name(e->group));
                 md_key(o, e->key);
-                fprintf(o, " | %s | %s | %s | %s%s%s |\n", hprof_section_measure(t->section, m), b,
-                        nw, e->flagged & (1u << m) ? "**" : "", ch,
+                fprintf(o, " | %s | %s | %s | %s%s%s |\n", hprof_section_measure(t->section, m),
+                        c.base, c.new_, e->flagged & (1u << m) ? "**" : "", c.change,
                         e->flagged & (1u << m) ? "**" : "");
             }
         }

@@ -293,6 +293,10 @@ static void from_profile(struct builder *b, const struct hprof_profile *p, bool 
             break;
         }
     }
+    /* cpu=old: self and total times are shares of the run's time (the header's total), not of
+     * the sum of the rows' inclusive times, which counts a callee once per caller */
+    if (t->kind == DK_METHODS && s->total)
+        total[0] = total[1] = s->total;
 }
 
 static struct diff_table *new_table(enum diff_kind k)
