@@ -92,9 +92,9 @@ public class DiffWorkload {
         case "cpu" -> cpu(Double.parseDouble(args[1]), Integer.parseInt(args[2]));
         case "sites" -> sites(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
         case "leak" -> {
-            Path dir = Path.of(args[0].equals("leak") ? args[1] : ".");
+            Path dir = Path.of(args[1]);
             int n = Integer.parseInt(args[2]);
-            await(dir.resolve("nothing").getParent()); // loads what the wait loop needs first
+            await(dir); // exists: loads what the wait loop needs before the first dump
             System.out.println("ready");
             await(dir.resolve("go1"));
             hold = chain(n);
