@@ -1,7 +1,7 @@
 /* One dump: every enabled profile writes its sections, in a fixed order, one dump at a
  * time. Triggered at VM death (doe=y), by DataDumpRequest (SIGQUIT) and by socket commands. */
-#ifndef HPROF_DUMP_H
-#define HPROF_DUMP_H
+#ifndef HPROF_DUMP_REQUEST_H
+#define HPROF_DUMP_REQUEST_H
 
 #include "profile.h"
 

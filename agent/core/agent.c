@@ -5,15 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc_sites.h"
+#include "heap_sites.h"
 #include "class_table.h"
 #include "cpu_samples.h"
 #include "cpu_times.h"
-#include "dump.h"
+#include "dump_request.h"
 #include "frame_table.h"
 #include "heap_dump.h"
 #include "jvmti_util.h"
-#include "listener.h"
+#include "control_listener.h"
 #include "log.h"
 #include "monitors.h"
 #include "options.h"

@@ -1,4 +1,4 @@
-#include "cpu_carriers.h"
+#include "carriers.h"
 
 #include <stdarg.h>
 

@@ -12,7 +12,7 @@
  * Stopping: at VM death the core calls this profile's vm_death first. It marks the listener
  * stopping, shuts the socket's read side (waking a blocked poll) and waits, bounded, for the
  * thread to finish the command it is running, so no command dump runs into the final one. */
-#include "listener.h"
+#include "control_listener.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "command_parser.h"
-#include "dump.h"
+#include "dump_request.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "output.h"

@@ -1,4 +1,4 @@
-#include "heap_classes.h"
+#include "dump_classes.h"
 
 #include <stdlib.h>
 #include <string.h>

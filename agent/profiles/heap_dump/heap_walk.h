@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "heap_classes.h"
+#include "dump_classes.h"
 #include "writer.h"
 
 enum walk_ids { WALK_IDS_ADDRESSES, WALK_IDS_TAGS };

@@ -1,4 +1,4 @@
-#include "monitor_stats.h"
+#include "contention.h"
 
 #include <pthread.h>
 #include <stdlib.h>

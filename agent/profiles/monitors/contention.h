@@ -2,8 +2,8 @@
  * contention totals per (monitor class, trace), the MONITOR TIME rows made from them
  * (nanoseconds in, whole milliseconds out: the JDK 8 agent got this unit wrong), and the
  * JVMTI thread state -> MONITOR DUMP status bits. Only jvmti.h constants are used. */
-#ifndef HPROF_MONITOR_STATS_H
-#define HPROF_MONITOR_STATS_H
+#ifndef HPROF_CONTENTION_H
+#define HPROF_CONTENTION_H
 
 #include <jvmti.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heap_classes.h"
+#include "dump_classes.h"
 #include "heap_mirrors.h"
 #include "heap_spool.h"
 #include "heap_walk.h"

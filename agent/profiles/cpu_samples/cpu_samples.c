@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_carriers.h"
-#include "cpu_sampler.h"
+#include "carriers.h"
+#include "sampler_thread.h"
 #include "log.h"
 #include "output.h"
 #include "ranking.h"

@@ -9,8 +9,8 @@
  * environment (its class id), and every class loader a tag of its own, so the walk can
  * name classes and loaders before and during the walk alike. Not thread-safe: one dump at a
  * time (dump_all's lock). */
-#ifndef HPROF_HEAP_CLASSES_H
-#define HPROF_HEAP_CLASSES_H
+#ifndef HPROF_DUMP_CLASSES_H
+#define HPROF_DUMP_CLASSES_H
 
 #include <jvmti.h>
 #include <stdbool.h>

@@ -3,8 +3,8 @@
  * live counts. Holds only sampled objects that are still live (a few per MiB of live heap).
  * Thread-safe with one mutex: sampled events are rare by construction, and no JVMTI function
  * is called while it is held. Pure C. */
-#ifndef HPROF_SAMPLE_TABLE_H
-#define HPROF_SAMPLE_TABLE_H
+#ifndef HPROF_SAMPLED_OBJECTS_H
+#define HPROF_SAMPLED_OBJECTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * name, defining loader, the name and descriptor of each method number (mnum), and, once the
  * class is prepared, each method's jmethodID so a dump can name frames through the frame table.
  * Thread-safe: class loads (the ClassFileLoadHook) run on many threads at once. */
-#ifndef HPROF_TRACKED_CLASSES_H
-#define HPROF_TRACKED_CLASSES_H
+#ifndef HPROF_REWRITTEN_CLASSES_H
+#define HPROF_REWRITTEN_CLASSES_H
 
 #include <jvmti.h>
 #include <stdbool.h>

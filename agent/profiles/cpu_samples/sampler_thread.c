@@ -1,4 +1,4 @@
-#include "cpu_sampler.h"
+#include "sampler_thread.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "cpu_activity.h"
-#include "cpu_carriers.h"
+#include "carriers.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "sample_counts.h"

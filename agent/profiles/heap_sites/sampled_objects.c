@@ -1,4 +1,4 @@
-#include "sample_table.h"
+#include "sampled_objects.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * stacks of the threads that are on the CPU running Java, and counts samples per trace.
  * Also the list of threads it looks at (kept from ThreadStart/ThreadEnd) and the switches the
  * socket CONTROL commands turn. Thread-safe. doc/cpu-samples.md explains what a sample is. */
-#ifndef HPROF_CPU_SAMPLER_H
-#define HPROF_CPU_SAMPLER_H
+#ifndef HPROF_SAMPLER_THREAD_H
+#define HPROF_SAMPLER_THREAD_H
 
 #include <jvmti.h>
 #include <stdbool.h>

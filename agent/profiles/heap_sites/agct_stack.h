@@ -11,8 +11,8 @@
  * Every failure (no AGCT in this VM, an error code, a frame whose method has no jmethodID
  * yet, an unexpected location) makes async_stack_get return -1, and the caller uses
  * GetStackTrace instead. */
-#ifndef HPROF_ASYNC_STACK_H
-#define HPROF_ASYNC_STACK_H
+#ifndef HPROF_AGCT_STACK_H
+#define HPROF_AGCT_STACK_H
 
 #include <jvmti.h>
 #include <stdbool.h>

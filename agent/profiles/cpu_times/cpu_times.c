@@ -23,7 +23,7 @@
 #include "ranking.h"
 #include "shadow_stack.h"
 #include "trace_table.h"
-#include "tracked_classes.h"
+#include "rewritten_classes.h"
 #include "tracker_class.h"
 #include "tracker_floor_buffer.h"
 #include "tracker_floor_clock.h"

@@ -23,7 +23,7 @@
  *
  * Live counts, sampled mode: every sampled object is tagged and ObjectFree takes its weight off
  * its site; pending ObjectFree events are flushed before each dump. */
-#include "alloc_sites.h"
+#include "heap_sites.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,12 +35,12 @@
 #include <malloc.h>
 #endif
 
-#include "async_stack.h"
+#include "agct_stack.h"
 #include "class_table.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "output.h"
-#include "sample_table.h"
+#include "sampled_objects.h"
 #include "site_table.h"
 #include "tags.h"
 #include "thread_table.h"

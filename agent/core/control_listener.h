@@ -1,8 +1,8 @@
 /* net=host:port: the agent thread that reads commands from the socket the profile is written
  * to, and runs them (doc/socket.md). Plugs into the core as a profile: enabled by net=, it
  * starts its thread at VM init and stops it first thing at VM death. */
-#ifndef HPROF_LISTENER_H
-#define HPROF_LISTENER_H
+#ifndef HPROF_CONTROL_LISTENER_H
+#define HPROF_CONTROL_LISTENER_H
 
 #include "profile.h"
 

@@ -1,4 +1,4 @@
-#include "dump.h"
+#include "dump_request.h"
 
 #include <pthread.h>
 

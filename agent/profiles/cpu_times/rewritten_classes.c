@@ -1,4 +1,4 @@
-#include "tracked_classes.h"
+#include "rewritten_classes.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -8,8 +8,8 @@
  * VirtualThreadUnmount extension events, called on the carrier, set and clear it: the slot
  * is found through a C thread-local bound at the thread's ThreadStart (on the thread itself).
  * Mount and unmount take no lock unless a different virtual thread than last time mounts. */
-#ifndef HPROF_CPU_CARRIERS_H
-#define HPROF_CPU_CARRIERS_H
+#ifndef HPROF_CARRIERS_H
+#define HPROF_CARRIERS_H
 
 #include <jvmti.h>
 #include <pthread.h>

@@ -20,7 +20,7 @@
 #include "class_table.h"
 #include "jvmti_util.h"
 #include "log.h"
-#include "monitor_stats.h"
+#include "contention.h"
 #include "output.h"
 #include "segarray.h"
 #include "thread_table.h"

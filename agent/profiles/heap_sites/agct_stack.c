@@ -1,4 +1,4 @@
-#include "async_stack.h"
+#include "agct_stack.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
