@@ -26,8 +26,8 @@
 /* Every profile the agent knows, in the order their sections appear in a dump. The socket
  * listener comes first so that at VM death it stops taking commands before the others stop. */
 static const struct hprof_profile *const all_profiles[] = {
-    &listener_profile,    &heap_dump_profile, &sites_profile,
-    &cpu_samples_profile, &cpu_times_profile, &monitor_profile,
+    &listener_profile,    &heap_dump_profile, &heap_sites_profile,
+    &cpu_samples_profile, &cpu_times_profile, &monitors_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];

@@ -71,12 +71,12 @@ struct listener_report {
     unsigned warned_sections; /* enum dump_section bits already warned about */
 };
 
-static bool enabled(const struct hprof_options *opts)
+static bool listener_enabled(const struct hprof_options *opts)
 {
     return opts->net_host != NULL;
 }
 
-static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static int listener_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)jvmti;
     (void)live;
@@ -375,7 +375,7 @@ static void JNICALL listener_run(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 
 /* ---- life cycle ---------------------------------------------------------------------- */
 
-static void vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+static void listener_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
     if (read_fd < 0)
@@ -404,7 +404,7 @@ static void vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (*jni)->DeleteLocalRef(jni, name);
 }
 
-static void vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+static void listener_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
     (void)jni;
@@ -429,8 +429,8 @@ static void vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 
 const struct hprof_profile listener_profile = {
     .name = "listener",
-    .enabled = enabled,
-    .start = start,
-    .vm_init = vm_init,
-    .vm_death = vm_death,
+    .enabled = listener_enabled,
+    .start = listener_start,
+    .vm_init = listener_vm_init,
+    .vm_death = listener_vm_death,
 };

@@ -41,12 +41,12 @@ static _Atomic(bool) rewriting;
 static _Atomic(bool) deployed;
 static _Atomic(uint64_t) rewritten_boot, rewritten_other, left_alone, failed;
 
-static bool enabled(const struct hprof_options *opts)
+static bool cpu_times_enabled(const struct hprof_options *opts)
 {
     return opts->cpu == HPROF_CPU_TIMES || opts->cpu == HPROF_CPU_OLD;
 }
 
-static void add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
+static void cpu_times_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
 {
     (void)opts;
     caps->can_generate_all_class_hook_events = 1;
@@ -103,7 +103,7 @@ static void JNICALL on_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
     tracker_natives_resume(paused);
 }
 
-static void set_callbacks(jvmtiEventCallbacks *cb)
+static void cpu_times_set_callbacks(jvmtiEventCallbacks *cb)
 {
     cb->ClassFileLoadHook = on_class_file_load_hook;
 }
@@ -129,7 +129,7 @@ static bool add_optional_capabilities(jvmtiEnv *jvmti)
     return vthreads;
 }
 
-static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static int cpu_times_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)live;
     per_method = opts->cpu == HPROF_CPU_OLD;
@@ -258,7 +258,7 @@ static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
              (unsigned long long)(now_ms() - t0));
 }
 
-static void vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+static void cpu_times_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
     const unsigned char *bytes = hprof_tracker_class;
@@ -288,7 +288,7 @@ static void vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (*jni)->DeleteLocalRef(jni, cls);
 }
 
-static void class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+static void cpu_times_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
     (void)thread;
     if (atomic_load_explicit(&rewriting, memory_order_relaxed)) {
@@ -298,13 +298,13 @@ static void class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass k
     }
 }
 
-static void thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+static void cpu_times_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti, (void)jni, (void)thread;
     tracker_natives_thread_end();
 }
 
-static void vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+static void cpu_times_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti, (void)jni;
     atomic_store(&rewriting, false);
@@ -325,7 +325,7 @@ static void vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
              s.per_call_lookup ? ", per-call thread lookup" : "");
 }
 
-static void control(const struct control_request *req)
+static void cpu_times_control(const struct control_request *req)
 {
     if (req->kind == CONTROL_SET_DEPTH)
         tracker_natives_set_depth(req->depth);
@@ -489,7 +489,7 @@ static void write_cpu_old(const struct dump_request *req, struct shadow_totals *
     free(out);
 }
 
-static void dump(const struct dump_request *req)
+static void cpu_times_dump(const struct dump_request *req)
 {
     if (!(req->sections & DUMP_CPU) || !atomic_load(&deployed))
         return;
@@ -508,14 +508,14 @@ static void dump(const struct dump_request *req)
 
 const struct hprof_profile cpu_times_profile = {
     .name = "cpu=times",
-    .enabled = enabled,
-    .add_capabilities = add_capabilities,
-    .set_callbacks = set_callbacks,
-    .start = start,
-    .vm_init = vm_init,
-    .thread_end = thread_end,
-    .class_prepare = class_prepare,
-    .dump = dump,
-    .control = control,
-    .vm_death = vm_death,
+    .enabled = cpu_times_enabled,
+    .add_capabilities = cpu_times_add_capabilities,
+    .set_callbacks = cpu_times_set_callbacks,
+    .start = cpu_times_start,
+    .vm_init = cpu_times_vm_init,
+    .thread_end = cpu_times_thread_end,
+    .class_prepare = cpu_times_class_prepare,
+    .dump = cpu_times_dump,
+    .control = cpu_times_control,
+    .vm_death = cpu_times_vm_death,
 };

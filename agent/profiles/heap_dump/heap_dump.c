@@ -553,12 +553,12 @@ out:
 
 /* ---- the profile -------------------------------------------------------------------------- */
 
-static bool hd_enabled(const struct hprof_options *opts)
+static bool heap_dump_enabled(const struct hprof_options *opts)
 {
     return opts->heap_dump;
 }
 
-static int hd_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)jvmti;
     (void)live;
@@ -570,7 +570,7 @@ static int hd_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live
     return 0;
 }
 
-static void hd_dump(const struct dump_request *req)
+static void heap_dump_dump(const struct dump_request *req)
 {
     if (req->sections & DUMP_HEAP)
         heap_dump(req);
@@ -578,7 +578,7 @@ static void hd_dump(const struct dump_request *req)
 
 const struct hprof_profile heap_dump_profile = {
     .name = "heap=dump",
-    .enabled = hd_enabled,
-    .start = hd_start,
-    .dump = hd_dump,
+    .enabled = heap_dump_enabled,
+    .start = heap_dump_start,
+    .dump = heap_dump_dump,
 };

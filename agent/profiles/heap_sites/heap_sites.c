@@ -776,12 +776,12 @@ static void stop_worker(void)
 
 /* ---- life cycle ------------------------------------------------------------------------ */
 
-static bool sites_enabled(const struct hprof_options *opts)
+static bool heap_sites_enabled(const struct hprof_options *opts)
 {
     return opts->heap_sites;
 }
 
-static void sites_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
+static void heap_sites_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
 {
     caps->can_tag_objects = 1;
     caps->can_generate_sampled_object_alloc_events = 1;
@@ -791,7 +791,7 @@ static void sites_add_capabilities(const struct hprof_options *opts, jvmtiCapabi
         caps->can_generate_vm_object_alloc_events = 1;
 }
 
-static void sites_set_callbacks(jvmtiEventCallbacks *cb)
+static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
 {
     cb->SampledObjectAlloc = on_sampled_alloc;
     cb->VMObjectAlloc = on_vm_object_alloc;
@@ -820,7 +820,7 @@ static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
     return 0;
 }
 
-static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     S.sampled = opts->sites_interval > 0;
     S.interval = opts->sites_interval;
@@ -871,7 +871,7 @@ static void prepare_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
     jvmti_free(jvmti, classes);
 }
 
-static void sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+static void heap_sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
     (void)jni;
     (void)thread;
@@ -879,7 +879,7 @@ static void sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jc
         async_stack_prepare_class(jvmti, klass);
 }
 
-static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
     if (S.async_check)
@@ -912,7 +912,7 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         start_worker(jvmti, jni);
 }
 
-static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+static void heap_sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
     (void)jni;
@@ -948,7 +948,7 @@ static void sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
             (unsigned long long)stats[STAT_ASYNC_MISMATCHES]);
 }
 
-static void sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+static void heap_sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
     (void)thread;
@@ -989,7 +989,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
     pthread_mutex_unlock(&S.control_lock);
 }
 
-static void sites_control(const struct control_request *req)
+static void heap_sites_control(const struct control_request *req)
 {
     if (req->kind == CONTROL_ALLOC_TRACES_ON)
         set_tracking(req->jvmti, req->jni, true);
@@ -1070,7 +1070,7 @@ static uint64_t alloc_count(_Atomic(uint64_t) *field)
     return S.sampled ? sites_weight_round(v) : v;
 }
 
-static void sites_dump(const struct dump_request *req)
+static void heap_sites_dump(const struct dump_request *req)
 {
     if (!(req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)))
         return;
@@ -1178,16 +1178,16 @@ uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
     return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
 }
 
-const struct hprof_profile sites_profile = {
+const struct hprof_profile heap_sites_profile = {
     .name = "heap=sites",
-    .enabled = sites_enabled,
-    .add_capabilities = sites_add_capabilities,
-    .set_callbacks = sites_set_callbacks,
-    .start = sites_start,
-    .vm_init = sites_vm_init,
-    .class_prepare = sites_class_prepare,
-    .thread_end = sites_thread_end,
-    .dump = sites_dump,
-    .control = sites_control,
-    .vm_death = sites_vm_death,
+    .enabled = heap_sites_enabled,
+    .add_capabilities = heap_sites_add_capabilities,
+    .set_callbacks = heap_sites_set_callbacks,
+    .start = heap_sites_start,
+    .vm_init = heap_sites_vm_init,
+    .class_prepare = heap_sites_class_prepare,
+    .thread_end = heap_sites_thread_end,
+    .dump = heap_sites_dump,
+    .control = heap_sites_control,
+    .vm_death = heap_sites_vm_death,
 };

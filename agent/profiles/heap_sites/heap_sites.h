@@ -7,7 +7,7 @@
 
 #include "profile.h"
 
-extern const struct hprof_profile sites_profile;
+extern const struct hprof_profile heap_sites_profile;
 
 /* For heap dumps: the allocation trace serial of an object with this tag (in the agent's main
  * JVMTI environment) whose class has this serial. A tag naming a site gives that site's trace;

@@ -416,19 +416,19 @@ static void write_monitor_dump(const struct dump_request *req)
 
 /* ---- the profile -------------------------------------------------------------------- */
 
-static bool enabled(const struct hprof_options *opts)
+static bool monitors_enabled(const struct hprof_options *opts)
 {
     return opts->monitor;
 }
 
-static void add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
+static void monitors_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
 {
     (void)opts;
     caps->can_generate_monitor_events = 1;
     caps->can_get_monitor_info = 1;
 }
 
-static void set_callbacks(jvmtiEventCallbacks *cb)
+static void monitors_set_callbacks(jvmtiEventCallbacks *cb)
 {
     cb->MonitorContendedEnter = on_contended_enter;
     cb->MonitorContendedEntered = on_contended_entered;
@@ -460,7 +460,7 @@ static void add_optional_capabilities(jvmtiEnv *jvmti)
                     "MONITOR DUMP will list threads only");
 }
 
-static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static int monitors_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)live;
     per_thread_traces = opts->thread;
@@ -485,7 +485,7 @@ static int start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
     return 0;
 }
 
-static void dump(const struct dump_request *req)
+static void monitors_dump(const struct dump_request *req)
 {
     if (!(req->sections & DUMP_MONITORS))
         return;
@@ -493,11 +493,11 @@ static void dump(const struct dump_request *req)
     write_monitor_dump(req);
 }
 
-const struct hprof_profile monitor_profile = {
+const struct hprof_profile monitors_profile = {
     .name = "monitor",
-    .enabled = enabled,
-    .add_capabilities = add_capabilities,
-    .set_callbacks = set_callbacks,
-    .start = start,
-    .dump = dump,
+    .enabled = monitors_enabled,
+    .add_capabilities = monitors_add_capabilities,
+    .set_callbacks = monitors_set_callbacks,
+    .start = monitors_start,
+    .dump = monitors_dump,
 };

@@ -6,6 +6,6 @@
 
 #include "profile.h"
 
-extern const struct hprof_profile monitor_profile;
+extern const struct hprof_profile monitors_profile;
 
 #endif
