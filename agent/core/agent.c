@@ -10,6 +10,7 @@
 #include "cpu_samples.h"
 #include "cpu_times.h"
 #include "dump_request.h"
+#include "emit.h"
 #include "frame_table.h"
 #include "heap_dump.h"
 #include "jvmti_util.h"
@@ -43,6 +44,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     classes_register_loaded(jvmti, jni);
     threads_register_live(jvmti, jni);
+    emit_threads_known();
     FOR_EACH_PROFILE(p)
     if (p->vm_init)
         p->vm_init(jvmti, jni, thread);
@@ -50,7 +52,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    threads_started(jvmti, jni, thread);
+    struct thread_info *t = threads_of(jvmti, jni, thread);
+    if (t)
+        emit_thread_start(t->serial);
     FOR_EACH_PROFILE(p)
     if (p->thread_start)
         p->thread_start(jvmti, jni, thread);
@@ -61,7 +65,9 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     FOR_EACH_PROFILE(p)
     if (p->thread_end)
         p->thread_end(jvmti, jni, thread);
-    threads_ended(jvmti, jni, thread);
+    struct thread_info *t = threads_ended(jvmti, jni, thread);
+    if (t)
+        emit_thread_end(t->serial);
 }
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
@@ -199,6 +205,7 @@ static enum start_result start_agent(JavaVM *vm, const char *option_string, bool
         fprintf(stderr, "%s\n", err);
         return START_FAILED;
     }
+    emit_first_records();
     if (setup_jvmti(jvmti, live) != 0) {
         /* Attached, the JVM unloads the library after a failure: no event may reach it. */
         if (live)

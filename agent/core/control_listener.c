@@ -29,6 +29,7 @@
 #include "dump_request.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "emit.h"
 #include "output.h"
 #include "thread_table.h"
 #include "trace_table.h"
@@ -169,13 +170,13 @@ static void exit_vm(JNIEnv *jni)
 
 static void write_control_settings(void)
 {
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w) {
         int depth = traces_depth();
         w->ops->control_settings(w, alloc_traces_on, cpu_sampling_on, (uint16_t)depth);
         w->ops->flush(w);
     }
-    output_unlock();
+    emit_end();
 }
 
 static void run_control(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c)

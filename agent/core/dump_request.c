@@ -4,7 +4,7 @@
 
 #include "log.h"
 #include "output.h"
-#include "trace_table.h"
+#include "emit.h"
 
 static const struct hprof_profile *const *active;
 static size_t nactive;
@@ -17,30 +17,20 @@ void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
     nactive = n;
 }
 
-void dump_write_traces(void)
-{
-    struct hprof_writer *w = output_lock();
-    if (w) {
-        uint32_t n = traces_count();
-        for (uint32_t s = 1; s <= n; s++)
-            traces_write_once(w, s);
-    }
-    output_unlock();
-}
-
 void dump_all(const struct dump_request *req)
 {
     pthread_mutex_lock(&dump_lock);
     log_info("dumping profile to %s ...", output_name());
+    emit_threads_known(); /* threads a lookup saw first (virtual threads, early events) */
     for (size_t i = 0; i < nactive; i++)
         if (active[i]->dump)
             active[i]->dump(req);
     if (req->sections & DUMP_TRACES)
-        dump_write_traces();
-    struct hprof_writer *w = output_lock();
+        emit_traces_known();
+    struct hprof_writer *w = emit_begin();
     if (w)
         w->ops->flush(w);
-    output_unlock();
+    emit_end();
     log_info("dump to %s done", output_name());
     pthread_mutex_unlock(&dump_lock);
 }

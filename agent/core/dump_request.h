@@ -12,7 +12,4 @@ void dump_all(const struct dump_request *req);
 /* Passes a control command to every enabled profile. */
 void dump_control(const struct control_request *req);
 
-/* Writes every trace not written yet (the old agent listed all traces at each dump). */
-void dump_write_traces(void);
-
 #endif

@@ -78,8 +78,8 @@ struct hprof_profile {
     void (*thread_end)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
     /* ClassPrepare (after the core registered the class). */
     void (*class_prepare)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
-    /* Writes its sections for one dump; takes output_lock() itself for the writing, and
-     * writes the traces (traces_write_once) its rows name before the rows. */
+    /* Writes its sections for one dump through the emitter (emit.h): emit_begin(), the traces
+     * its rows name (emit_trace), the rows, emit_end(). */
     void (*dump)(const struct dump_request *req);
     /* A control command; profiles ignore kinds that are not theirs. */
     void (*control)(const struct control_request *req);

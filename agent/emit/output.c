@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "trace_table.h"
 
 /* A peer that accepts no bytes for this long is given up on, so the VM never blocks. */
 #define SOCKET_WRITE_TIMEOUT_MS 10000
@@ -159,8 +158,6 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
         return -1;
     }
     w->ops->begin(w);
-    /* The empty trace first: THREAD START and other records name it before any dump. */
-    traces_write_once(w, HPROF_TRACE_SERIAL_NONE);
     pthread_mutex_lock(&lock);
     writer = w;
     pthread_mutex_unlock(&lock);

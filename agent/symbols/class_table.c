@@ -106,15 +106,3 @@ void classes_mark_unloaded(uint32_t serial)
         return;
     ((struct class_info *)segarray_at(&entries, serial - 1))->unloaded = true;
 }
-
-void classes_write_once(struct hprof_writer *w, uint32_t serial)
-{
-    if (serial == 0 || serial > segarray_count(&entries))
-        return;
-    struct class_info *c = segarray_at(&entries, serial - 1);
-    if (c->written)
-        return;
-    c->written = true;
-    strings_write_once(w, c->name_id);
-    w->ops->load_class(w, c->serial, c->class_id, HPROF_TRACE_SERIAL_NONE, c->name_id, c->name);
-}

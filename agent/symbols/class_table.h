@@ -17,7 +17,6 @@ struct class_info {
     const char *signature; /* "Ljava/lang/String;" */
     uint8_t array_type;    /* names_array_type() */
     bool unloaded;
-    bool written; /* LOAD CLASS written; guarded by the output lock */
 };
 
 int classes_init(void);
@@ -35,8 +34,5 @@ uint32_t classes_count(void);
 
 /* Called when a class object's tag is freed (ObjectFree): the class was unloaded. */
 void classes_mark_unloaded(uint32_t serial);
-
-/* Writes the name string and LOAD CLASS of serial unless written already (output lock held). */
-void classes_write_once(struct hprof_writer *w, uint32_t serial);
 
 #endif

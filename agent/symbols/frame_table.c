@@ -180,24 +180,6 @@ void frames_describe(uint32_t serial, struct hprof_frame *out)
     out->source_name = strings_text(m->source_id);
 }
 
-void frames_write_once(struct hprof_writer *w, uint32_t serial)
-{
-    if (serial == 0 || serial > segarray_count(&frames))
-        return;
-    struct frame_info *f = segarray_at(&frames, serial - 1);
-    if (f->written)
-        return;
-    f->written = true;
-    const struct method_info *m = f->method;
-    strings_write_once(w, m->name_id);
-    strings_write_once(w, m->sig_id);
-    strings_write_once(w, m->source_id);
-    classes_write_once(w, m->class_serial);
-    struct hprof_frame view;
-    frames_describe(serial, &view);
-    w->ops->frame(w, &view);
-}
-
 void frames_method_label(uint32_t serial, char *buf, size_t len)
 {
     struct hprof_frame view;

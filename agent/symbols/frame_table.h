@@ -23,7 +23,6 @@ struct frame_info {
     uint32_t serial;
     const struct method_info *method;
     int32_t line; /* > 0, or HPROF_LINE_NONE / _UNKNOWN / _NATIVE */
-    bool written; /* STACK FRAME written; guarded by the output lock */
 };
 
 /* lineno=n: frames carry no line numbers and frames of one method are one frame. */
@@ -39,9 +38,6 @@ const struct frame_info *frames_get(uint32_t serial);
 
 /* Fills the writer's view of a frame (pointers stay valid for the process's life). */
 void frames_describe(uint32_t serial, struct hprof_frame *out);
-
-/* Writes strings, LOAD CLASS and STACK FRAME of serial unless written (output lock held). */
-void frames_write_once(struct hprof_writer *w, uint32_t serial);
 
 /* "java.lang.String.hashCode": class and method name of a frame, for ranked reports. */
 void frames_method_label(uint32_t serial, char *buf, size_t len);

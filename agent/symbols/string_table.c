@@ -10,7 +10,6 @@
 struct string_entry {
     const char *text;
     size_t len;
-    bool written; /* guarded by the output lock */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,15 +52,4 @@ const char *strings_text(hprof_id id)
     if (id == 0 || id > segarray_count(&entries))
         return NULL;
     return ((struct string_entry *)segarray_at(&entries, (uint32_t)(id - 1)))->text;
-}
-
-void strings_write_once(struct hprof_writer *w, hprof_id id)
-{
-    if (id == 0 || id > segarray_count(&entries))
-        return;
-    struct string_entry *e = segarray_at(&entries, (uint32_t)(id - 1));
-    if (e->written)
-        return;
-    e->written = true;
-    w->ops->string(w, id, e->text, e->len);
 }

@@ -17,8 +17,4 @@ hprof_id strings_intern(const char *s);
 /* The text of an id (stable for the life of the process); NULL for 0 or unknown ids. */
 const char *strings_text(hprof_id id);
 
-/* Writes the STRING record for id unless it was written already. Call with the output
- * lock held (output_string does). */
-void strings_write_once(struct hprof_writer *w, hprof_id id);
-
 #endif

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "jvmti_util.h"
-#include "output.h"
 #include "segarray.h"
 #include "string_table.h"
 #include "tags.h"
@@ -97,39 +96,12 @@ static struct thread_info *create(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return t;
 }
 
-static void write_start(struct thread_info *t)
-{
-    struct hprof_writer *w = output_lock();
-    if (w && !t->start_written) {
-        t->start_written = true;
-        strings_write_once(w, t->name_id);
-        strings_write_once(w, t->group_id);
-        strings_write_once(w, t->parent_group_id);
-        struct hprof_thread_info view = {
-            .thread_serial = t->serial,
-            .thread_obj = t->object_id,
-            .trace_serial = t->trace_serial,
-            .name_id = t->name_id,
-            .group_id = t->group_id,
-            .parent_group_id = t->parent_group_id,
-            .name = strings_text(t->name_id),
-            .group = strings_text(t->group_id),
-            .parent_group = strings_text(t->parent_group_id),
-        };
-        w->ops->thread_start(w, &view);
-    }
-    output_unlock();
-}
-
 struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     void *p = NULL;
     if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &p) == JVMTI_ERROR_NONE && p)
         return p;
-    struct thread_info *t = create(jvmti, jni, thread);
-    if (t)
-        write_start(t);
-    return t;
+    return create(jvmti, jni, thread);
 }
 
 struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -140,20 +112,12 @@ struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     return threads_of(jvmti, jni, thread);
 }
 
-void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
-{
-    threads_of(jvmti, jni, thread);
-}
-
-void threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+struct thread_info *threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     struct thread_info *t = threads_of(jvmti, jni, thread);
     if (!t || atomic_exchange(&t->ended, true))
-        return;
-    struct hprof_writer *w = output_lock();
-    if (w && t->start_written)
-        w->ops->thread_end(w, t->serial);
-    output_unlock();
+        return NULL;
+    return t;
 }
 
 void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni)

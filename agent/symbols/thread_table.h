@@ -1,6 +1,6 @@
 /* Java threads with stable serials. Each thread's entry hangs off JVMTI thread-local
- * storage, so finding the current thread's serial costs no lock. THREAD START and THREAD END
- * records are written as threads start and end. Thread-safe. */
+ * storage, so finding the current thread's serial costs no lock. Looking a thread up never
+ * writes: THREAD START and THREAD END are the emitter's (agent/emit/emit.h). Thread-safe. */
 #ifndef HPROF_THREAD_TABLE_H
 #define HPROF_THREAD_TABLE_H
 
@@ -17,7 +17,6 @@ struct thread_info {
     hprof_id name_id, group_id, parent_group_id;
     uint32_t trace_serial; /* stack when it started */
     _Atomic(bool) ended;
-    bool start_written;        /* guarded by the output lock */
     _Atomic(void *) cpu_times; /* cpu=times state of a virtual thread (agent/tracker_natives.c) */
 };
 
@@ -32,9 +31,8 @@ struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
  * against 0.5 us for threads_of with a jthread. */
 struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
-/* ThreadStart / ThreadEnd: register and write THREAD START; write THREAD END. */
-void threads_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-void threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+/* ThreadEnd: marks the thread ended; its entry the first time, NULL after that. */
+struct thread_info *threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
 /* Registers every live thread (at VM init or attach). */
 void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni);

@@ -118,27 +118,6 @@ uint32_t traces_count(void)
     return segarray_count(&traces);
 }
 
-void traces_write_once(struct hprof_writer *w, uint32_t serial)
-{
-    if (serial == 0 || serial > segarray_count(&traces))
-        return;
-    struct trace_info *t = segarray_at(&traces, serial - 1);
-    if (t->written)
-        return;
-    t->written = true;
-    struct hprof_frame small[16];
-    struct hprof_frame *views = t->nframes <= 16 ? small : calloc(t->nframes, sizeof *views);
-    if (!views)
-        return;
-    for (uint32_t i = 0; i < t->nframes; i++) {
-        frames_write_once(w, t->frames[i]);
-        frames_describe(t->frames[i], &views[i]);
-    }
-    w->ops->trace(w, t->serial, t->thread_serial, t->nframes, views);
-    if (views != small)
-        free(views);
-}
-
 void traces_top_label(uint32_t serial, char *buf, size_t len)
 {
     const struct trace_info *t = traces_get(serial);

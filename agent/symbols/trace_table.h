@@ -14,7 +14,6 @@ struct trace_info {
     uint32_t thread_serial; /* 0 unless thread=y */
     uint32_t nframes;
     uint32_t *frames; /* frame serials, top first */
-    bool written;     /* STACK TRACE written; guarded by the output lock */
 };
 
 int traces_init(int depth);
@@ -31,9 +30,6 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
 
 const struct trace_info *traces_get(uint32_t serial);
 uint32_t traces_count(void);
-
-/* Writes everything the trace names, then the trace, unless written (output lock held). */
-void traces_write_once(struct hprof_writer *w, uint32_t serial);
 
 /* The top frame's "class.method" label, "<empty>" for the empty trace. */
 void traces_top_label(uint32_t serial, char *buf, size_t len);

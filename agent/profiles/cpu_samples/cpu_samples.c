@@ -7,6 +7,7 @@
 #include "carriers.h"
 #include "sampler_thread.h"
 #include "log.h"
+#include "emit.h"
 #include "output.h"
 #include "ranking.h"
 #include "trace_table.h"
@@ -72,15 +73,15 @@ static void cpu_samples_dump(const struct dump_request *req)
         rows[i].method = labels + i * LABEL_LEN;
     }
     bool sampling = cpu_sampler_sampling();
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w) {
         for (size_t i = 0; i < keep; i++)
-            traces_write_once(w, rows[i].trace_serial);
+            emit_trace(w, rows[i].trace_serial);
         w->ops->control_settings(w, atomic_load(&alloc_traces), sampling, (uint16_t)traces_depth());
         struct hprof_cost_report report = {.total = total, .nrows = keep, .rows = rows};
         w->ops->cpu_samples(w, &report);
     }
-    output_unlock();
+    emit_end();
     free(labels);
     free(rows);
 }

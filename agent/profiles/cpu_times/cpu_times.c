@@ -19,6 +19,7 @@
 #include "classfile_rewriter.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "emit.h"
 #include "output.h"
 #include "ranking.h"
 #include "shadow_stack.h"
@@ -416,15 +417,15 @@ static void write_cpu_times(const struct dump_request *req, struct shadow_totals
         }
     }
     size_t keep = ranking_sort_and_cut(rows, m, total_ns, req->cutoff);
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w) {
         for (size_t i = 0; i < keep; i++)
-            traces_write_once(w, rows[i].trace_serial);
+            emit_trace(w, rows[i].trace_serial);
         struct hprof_cost_report report = {
             .total = ns_to_ms(total_ns), .nrows = keep, .rows = rows, .cost_total = total_ns};
         w->ops->cpu_times(w, &report);
     }
-    output_unlock();
+    emit_end();
     for (size_t i = 0; i < n; i++)
         free(labels[i]);
     free(labels);
@@ -476,13 +477,13 @@ static void write_cpu_old(const struct dump_request *req, struct shadow_totals *
         keep++;
     for (size_t i = 0; i < keep; i++)
         out[i] = rows[i].row;
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w) {
         struct hprof_method_time_report report = {
             .total_ms = ns_to_ms(total_ns), .nrows = keep, .rows = out};
         w->ops->cpu_old(w, &report);
     }
-    output_unlock();
+    emit_end();
     for (size_t i = 0; i < n; i++)
         free((char *)rows[i].row.method);
     free(rows);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "class_table.h"
+#include "emit.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "string_table.h"
@@ -524,11 +525,11 @@ void heap_classes_write_names(struct hprof_writer *w)
         struct dump_class *c = heap_classes_table_[s];
         if (!c || !c->in_dump)
             continue;
-        classes_write_once(w, s);
+        emit_class(w, s);
         for (uint32_t i = 0; i < c->layout.nown; i++)
-            strings_write_once(w, c->layout.instance[i].name_id);
+            emit_string(w, c->layout.instance[i].name_id);
         for (uint32_t i = 0; i < c->layout.nstatics; i++)
-            strings_write_once(w, c->layout.statics[i].name_id);
+            emit_string(w, c->layout.statics[i].name_id);
     }
 }
 

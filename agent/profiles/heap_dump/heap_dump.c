@@ -11,6 +11,7 @@
 #include "heap_walk.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "emit.h"
 #include "output.h"
 #include "thread_table.h"
 #include "trace_table.h"
@@ -458,7 +459,7 @@ static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
     heap_walk_run(denv, ids, &out, res);
     bool ok = !spool_failed(d->spool) && !res->layout_broken;
     if (ok) {
-        struct hprof_writer *w = output_lock();
+        struct hprof_writer *w = emit_begin();
         if (w) {
             uint64_t nclasses = 0;
             for (uint32_t s = 1; s < heap_classes_limit(); s++) {
@@ -477,7 +478,7 @@ static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
             w->ops->heap_dump_end(w);
             sink_set_threads(w->sink, 0);
         }
-        output_unlock();
+        emit_end();
     } else if (spool_failed(d->spool)) {
         log_error("heap dump: writing the temporary file failed (disk full?); no heap dump");
     }
@@ -510,22 +511,24 @@ static void heap_dump(const struct dump_request *req)
     for (int attempt = 0; attempt < 2; attempt++) {
         struct heap_walk_result res;
         memset(&res, 0, sizeof res);
-        struct hprof_writer *w = output_lock();
+        struct hprof_writer *w = emit_begin();
         if (!w) {
-            output_unlock();
+            emit_end();
             break;
         }
         heap_classes_write_names(w);
-        for (size_t i = 0; i < d.nthreads; i++)
-            traces_write_once(w, d.threads[i].trace);
+        for (size_t i = 0; i < d.nthreads; i++) {
+            emit_thread(w, d.threads[i].serial);
+            emit_trace(w, d.threads[i].trace);
+        }
         if (w->ops->dump_totals_first) {
-            output_unlock();
+            emit_end();
             walk_spooled(denv, ids, &d, &res);
         } else {
             d.w = w;
             walk_streamed(denv, ids, &d, &res);
             d.w = NULL;
-            output_unlock();
+            emit_end();
         }
         if (!res.layout_broken) {
             report(&res, &d);

@@ -39,6 +39,7 @@
 #include "class_table.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "emit.h"
 #include "output.h"
 #include "sampled_objects.h"
 #include "site_table.h"
@@ -1130,14 +1131,14 @@ static void heap_sites_dump(const struct dump_request *req)
     }
 
     view = calloc(keep ? keep : 1, sizeof *view);
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w && view) {
         if (req->sections & DUMP_SITES) {
             /* Everything a row names goes first: LOAD CLASS, frames, STACK TRACE. */
             for (size_t i = 0; i < keep; i++) {
                 view[i] = rows[i].row;
-                classes_write_once(w, view[i].class_serial);
-                traces_write_once(w, view[i].trace_serial);
+                emit_class(w, view[i].class_serial);
+                emit_trace(w, view[i].trace_serial);
             }
             report.nrows = keep;
             report.rows = view;
@@ -1149,7 +1150,7 @@ static void heap_sites_dump(const struct dump_request *req)
             w->ops->heap_summary(w, &sum);
         }
     }
-    output_unlock();
+    emit_end();
     if (req->sections & DUMP_SITES)
         for (size_t i = 0; i < n; i++) {
             struct site *s = sites_get(rows[i].id);

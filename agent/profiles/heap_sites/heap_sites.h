@@ -13,7 +13,7 @@ extern const struct hprof_profile heap_sites_profile;
  * JVMTI environment) whose class has this serial. A tag naming a site gives that site's trace;
  * an untagged object (tag 0) of a class with a default site gives the default site's trace;
  * anything else HPROF_TRACE_SERIAL_NONE. No JVMTI calls and no locks: safe in heap-walk
- * callbacks. The trace is not written yet: write it with traces_write_once. */
+ * callbacks. The trace is not written yet: the emitter writes it (emit_trace). */
 uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial);
 
 #endif

@@ -21,6 +21,7 @@
 #include "jvmti_util.h"
 #include "log.h"
 #include "contention.h"
+#include "emit.h"
 #include "output.h"
 #include "segarray.h"
 #include "thread_table.h"
@@ -146,10 +147,12 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     if (!s)
         return;
     const char *sig = signature_of(class_of(jvmti, jni, object));
-    struct hprof_writer *w = output_lock();
-    if (w)
+    struct hprof_writer *w = emit_begin();
+    if (w) {
+        emit_thread(w, t->serial);
         w->ops->monitor_wait(w, sig, (int64_t)timeout, t->serial);
-    output_unlock();
+    }
+    emit_end();
     s->wait_ns = now_ns(); /* after writing: the line is not part of the wait */
 }
 
@@ -165,10 +168,12 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
     uint64_t waited = end > s->wait_ns ? end - s->wait_ns : 0;
     s->wait_ns = 0;
     const char *sig = signature_of(class_of(jvmti, jni, object));
-    struct hprof_writer *w = output_lock();
-    if (w)
+    struct hprof_writer *w = emit_begin();
+    if (w) {
+        emit_thread(w, t->serial);
         w->ops->monitor_waited(w, sig, (int64_t)monitor_ns_to_ms(waited), t->serial);
-    output_unlock();
+    }
+    emit_end();
 }
 
 /* ---- MONITOR TIME ------------------------------------------------------------------- */
@@ -193,22 +198,22 @@ static void write_monitor_time(const struct dump_request *req)
     }
     uint64_t total_ms = 0;
     size_t keep = monitor_time_rows(cost, n, total_ns, req->cutoff, &total_ms);
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w) {
         for (size_t i = 0; i < keep; i++)
-            traces_write_once(w, cost[i].trace_serial);
+            emit_trace(w, cost[i].trace_serial);
         struct hprof_cost_report report = {.total = total_ms, .nrows = keep, .rows = cost};
         w->ops->monitor_time(w, &report);
     }
-    output_unlock();
+    emit_end();
     free(cost);
     free(rows);
 }
 
 /* ---- MONITOR DUMP ------------------------------------------------------------------- */
 
-/* One dump's snapshot. Everything that may write (a thread seen for the first time writes
- * THREAD START) is gathered before the output lock is taken for the dump itself. */
+/* One dump's snapshot, gathered (JVMTI calls, thread lookups) before the output lock is taken
+ * for the dump itself. */
 struct dump_state {
     jvmtiEnv *jvmti;
     JNIEnv *jni;
@@ -394,10 +399,12 @@ static void write_monitor_dump(const struct dump_request *req)
     gather_monitor_dump(&d);
     if (d.oom)
         log_warning("out of memory: MONITOR DUMP is incomplete");
-    struct hprof_writer *w = output_lock();
+    struct hprof_writer *w = emit_begin();
     if (w) {
-        for (size_t i = 0; i < d.nthreads; i++)
-            traces_write_once(w, d.threads[i].trace_serial);
+        for (size_t i = 0; i < d.nthreads; i++) {
+            emit_thread(w, d.threads[i].thread_serial);
+            emit_trace(w, d.threads[i].trace_serial);
+        }
         struct hprof_monitor_dump dump = {
             .nthreads = d.nthreads,
             .nmonitors = d.monitors ? d.nobjects : 0,
@@ -406,7 +413,7 @@ static void write_monitor_dump(const struct dump_request *req)
         };
         w->ops->monitor_dump(w, &dump);
     }
-    output_unlock();
+    emit_end();
     (*jni)->PopLocalFrame(jni, NULL);
     free(d.threads);
     free(d.objects);
