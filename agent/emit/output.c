@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 /* A peer that accepts no bytes for this long is given up on, so the VM never blocks. */
@@ -42,12 +43,9 @@ static int connect_bounded(int fd, const struct sockaddr *addr, socklen_t len)
         return connect(fd, addr, len) == 0 ? 0 : errno;
     int rc = connect(fd, addr, len) == 0 ? 0 : errno;
     if (rc == EINPROGRESS) {
-        struct timespec start, now;
-        clock_gettime(CLOCK_MONOTONIC, &start);
+        uint64_t start = clock_monotonic_ns();
         for (;;) {
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            long spent =
-                (long)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+            long spent = (long)((clock_monotonic_ns() - start) / 1000000u);
             if (spent >= SOCKET_CONNECT_TIMEOUT_MS) {
                 rc = ETIMEDOUT;
                 break;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cpu_activity.h"
 #include "carriers.h"
 #include "jvmti_util.h"
@@ -63,18 +64,6 @@ static struct cpu_sampler_stats stats;
 static int64_t interval_ns;
 static bool per_thread;
 static _Atomic(struct thread_info *) self_info; /* the sampler's own thread */
-
-static int64_t clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t now_ns(void)
-{
-    return clock_ns(CLOCK_MONOTONIC);
-}
 
 static struct timespec timespec_of(int64_t ns)
 {
@@ -456,18 +445,18 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     atomic_store(&self_info, threads_of(jvmti, jni, NULL));
     int64_t first = 0, last = 0;
     pthread_mutex_lock(&lock);
-    int64_t next = now_ns() + interval_ns;
+    int64_t next = (int64_t)clock_monotonic_ns() + interval_ns;
     while (!stop_requested) {
         if (!sampling_on_locked()) {
-            struct timespec until = timespec_of(now_ns() + PAUSED_WAKE_NS);
+            struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + PAUSED_WAKE_NS);
             pthread_cond_timedwait(&wake, &lock, &until);
             pthread_mutex_unlock(&lock);
             free_retired(jni);
             pthread_mutex_lock(&lock);
-            next = now_ns() + interval_ns;
+            next = (int64_t)clock_monotonic_ns() + interval_ns;
             continue;
         }
-        int64_t now = now_ns();
+        int64_t now = (int64_t)clock_monotonic_ns();
         if (now < next) {
             struct timespec until = timespec_of(next);
             pthread_cond_timedwait(&wake, &lock, &until);
@@ -476,11 +465,11 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         in_round = true;
         pthread_mutex_unlock(&lock);
 
-        int64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        int64_t cpu_start = (int64_t)clock_thread_cpu_ns();
         free_retired(jni);
         sample_round(jvmti, jni);
-        int64_t end = now_ns();
-        stats.cpu_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start);
+        int64_t end = (int64_t)clock_monotonic_ns();
+        stats.cpu_ns += (uint64_t)((int64_t)clock_thread_cpu_ns() - cpu_start);
         pthread_mutex_lock(&lock);
         in_round = false;
         pthread_cond_broadcast(&wake);
@@ -544,7 +533,7 @@ void cpu_sampler_stop(void)
     pthread_mutex_lock(&lock);
     stop_requested = true;
     pthread_cond_broadcast(&wake);
-    struct timespec until = timespec_of(now_ns() + STOP_WAIT_NS);
+    struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + STOP_WAIT_NS);
     while (sampler_running)
         if (pthread_cond_timedwait(&wake, &lock, &until) != 0)
             break;
@@ -590,7 +579,7 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
     pthread_cond_broadcast(&wake);
     /* Once the command returns, no sample of a thread switched off is added: a round in
      * progress read the switches before the change. */
-    struct timespec until = timespec_of(now_ns() + OFF_WAIT_NS);
+    struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + OFF_WAIT_NS);
     while (!on && in_round && !stop_requested)
         if (pthread_cond_timedwait(&wake, &lock, &until) != 0)
             break;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "classfile_rewriter.h"
+#include "clock.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "emit.h"
@@ -155,13 +156,6 @@ static int cpu_times_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bo
 
 /* ---- deployment at VM init ---------------------------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Code in a named module may only call into modules it reads: make every module read the
  * tracker's (the boot loader's unnamed module). Modules defined later get the edge from
  * HotSpot when a class of theirs was changed by a ClassFileLoadHook. */
@@ -210,7 +204,7 @@ static bool wants_retransform(jvmtiEnv *jvmti, jclass klass)
  * the VM refuses is retried class by class, and a class it refuses alone is skipped. */
 static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    uint64_t t0 = now_ms();
+    uint64_t t0 = (clock_monotonic_ns() / 1000000u);
     jint n = 0;
     jclass *classes = NULL;
     if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
@@ -256,7 +250,7 @@ static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
                     "(first JVMTI error %d): their methods are not tracked",
                     (int)refused, (int)kept, (int)first_error);
     log_info("cpu=times: retransformed %d classes loaded before VM init in %llu ms ", (int)done,
-             (unsigned long long)(now_ms() - t0));
+             (unsigned long long)((clock_monotonic_ns() / 1000000u) - t0));
 }
 
 static void cpu_times_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

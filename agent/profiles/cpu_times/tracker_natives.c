@@ -11,6 +11,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "clock.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "thread_table.h"
@@ -36,28 +37,13 @@ static uint64_t gap_ticks, refresh_ticks;
 static uint64_t start_ticks, start_ns;
 static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static inline uint64_t ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (use_tsc)
         return __rdtsc();
 #endif
-    return mono_ns();
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return clock_monotonic_ns();
 }
 
 /* Whether /proc/cpuinfo promises a TSC of constant rate that keeps running when idle. */
@@ -89,11 +75,11 @@ static void calibrate(void)
 {
     use_tsc = tsc_invariant();
     start_ticks = ticks();
-    start_ns = mono_ns();
+    start_ns = clock_monotonic_ns();
     if (use_tsc) {
         struct timespec pause = {0, CALIBRATE_NS};
         nanosleep(&pause, NULL);
-        uint64_t t = ticks(), n = mono_ns();
+        uint64_t t = ticks(), n = clock_monotonic_ns();
         if (t > start_ticks && n > start_ns)
             ns_per_tick = (double)(n - start_ns) / (double)(t - start_ticks);
         else
@@ -113,7 +99,7 @@ static double current_ns_per_tick(void)
     if (!use_tsc)
         return 1.0;
     pthread_mutex_lock(&clock_lock);
-    uint64_t t = ticks(), n = mono_ns();
+    uint64_t t = ticks(), n = clock_monotonic_ns();
     if (t > start_ticks && n - start_ns > 100 * CALIBRATE_NS)
         ns_per_tick = (double)(n - start_ns) / (double)(t - start_ticks);
     double r = ns_per_tick;
@@ -245,7 +231,7 @@ static inline struct tracked_thread *current(JNIEnv *env)
 /* The slow part of reading the time: a long gap, or a CPU clock reading due. */
 static void __attribute__((noinline)) check_gap(struct tracked_thread *t, uint64_t now)
 {
-    uint64_t cpu = thread_cpu_ns();
+    uint64_t cpu = clock_thread_cpu_ns();
     if (cpu == 0) {
         t->read_ticks = now; /* no CPU clock: time stays elapsed time */
         return;

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dump_classes.h"
 #include "heap_mirrors.h"
 #include "heap_spool.h"
@@ -47,13 +48,6 @@ struct dump_ctx {
     uint64_t start_us, last_report_us;
 };
 
-static uint64_t now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
 static hprof_id class_id(const struct dump_class *c)
 {
     return tag_make(TAG_SITE_CLASS, c->serial);
@@ -72,7 +66,7 @@ static void progress(struct dump_ctx *d, uint64_t size)
     d->heap_bytes += size;
     if (d->objects % PROGRESS_OBJECTS != 0 || !log_verbose())
         return;
-    uint64_t now = now_us();
+    uint64_t now = (clock_monotonic_ns() / 1000u);
     if (now - d->last_report_us < st.progress_us)
         return;
     d->last_report_us = now;
@@ -410,7 +404,8 @@ static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
                     (unsigned long long)res->layout_mismatches);
     log_info("heap dump: %llu objects (%.1f MB of heap), %llu roots, %.2f s",
              (unsigned long long)res->objects, (double)res->bytes / 1048576.0,
-             (unsigned long long)res->roots, (double)(now_us() - d->start_us) / 1e6);
+             (unsigned long long)res->roots,
+             (double)((clock_monotonic_ns() / 1000u) - d->start_us) / 1e6);
 }
 
 /* Background threads for the sink during a dump, as HotSpot's dumper uses its workers: one
@@ -500,7 +495,7 @@ static void heap_dump(const struct dump_request *req)
     }
     struct dump_ctx d;
     memset(&d, 0, sizeof d);
-    d.start_us = d.last_report_us = now_us();
+    d.start_us = d.last_report_us = (clock_monotonic_ns() / 1000u);
     jvmtiEnv *denv = dump_env();
     if (!denv || heap_classes_prepare(jvmti, denv, jni) != 0)
         goto out;

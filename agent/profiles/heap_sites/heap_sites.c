@@ -37,6 +37,7 @@
 
 #include "agct_stack.h"
 #include "class_table.h"
+#include "clock.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "emit.h"
@@ -306,24 +307,17 @@ static void print_frames(jvmtiEnv *jvmti, const char *who, const jvmtiFrameInfo 
     }
 }
 
-static uint64_t precise_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The AGCT self-check: AGCT and then GetStackTrace walk the same stack (into t->frames and
  * t->check_frames), both timed; a difference is counted (and the first few printed). Returns
  * GetStackTrace's frames, copied to t->frames, so what is recorded never depends on AGCT. */
 static jint check_async(jvmtiEnv *jvmti, JNIEnv *jni, struct site_thread *t, int depth)
 {
-    uint64_t t0 = precise_ns();
+    uint64_t t0 = clock_monotonic_ns();
     jint n_async = async_stack_get(jni, t->frames, depth);
-    uint64_t t1 = precise_ns();
+    uint64_t t1 = clock_monotonic_ns();
     jint n = 0;
     jvmtiError err = (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->check_frames, &n);
-    uint64_t t2 = precise_ns();
+    uint64_t t2 = clock_monotonic_ns();
     atomic_fetch_add(&stats[n_async >= 0 ? STAT_ASYNC : STAT_ASYNC_FALLBACKS], 1);
     atomic_fetch_add(&stats[n_async >= 0 ? STAT_ASYNC_NS : STAT_ASYNC_FALLBACK_NS], t1 - t0);
     atomic_fetch_add(&stats[STAT_CHECK_NS], t2 - t1);
@@ -427,20 +421,13 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jc
     return a->k != NULL;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Whether a guard (see S.guard_until) is on, clearing it once it has expired. */
 static bool guarded(_Atomic(uint64_t) *until)
 {
     uint64_t g = atomic_load_explicit(until, memory_order_relaxed);
     if (g == 0)
         return false;
-    if (monotonic_ns() < g)
+    if (clock_coarse_ns() < g)
         return true;
     atomic_compare_exchange_strong(until, &g, 0);
     return false;
@@ -695,7 +682,7 @@ static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
         /* A callback whose object the walk may have seen untagged began before this bump;
          * it reads the epoch after the new default, sees it changed and tags its object. */
         atomic_fetch_add(&S.epoch, 1);
-        atomic_store(&k->guard_until, monotonic_ns() + WALK_GUARD_NS);
+        atomic_store(&k->guard_until, clock_coarse_ns() + WALK_GUARD_NS);
         atomic_store(&k->default_site, atomic_load(&k->next_default));
         atomic_store(&k->kind, SITE_CLASS_DEFAULT);
         atomic_fetch_add(&k->moves, 1);
@@ -982,7 +969,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
             if (S.defaults) {
                 classify_loaded(jvmti, jni); /* classes first seen while off */
                 walk_heap(jvmti, mark_untracked, NULL);
-                atomic_store(&S.guard_until, monotonic_ns() + WALK_GUARD_NS);
+                atomic_store(&S.guard_until, clock_coarse_ns() + WALK_GUARD_NS);
                 atomic_store(&S.tag_all, false);
             }
         }

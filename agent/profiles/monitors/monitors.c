@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "class_table.h"
+#include "clock.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "contention.h"
@@ -47,13 +48,6 @@ static struct segarray states; /* struct monitor_thread, index = thread serial -
 #define STACK_FRAMES_ON_STACK 64
 /* Most distinct monitors one MONITOR DUMP lists (they are compared pairwise). */
 #define DUMP_MAX_MONITORS 4096
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static struct monitor_thread *state_of(uint32_t serial)
 {
@@ -114,7 +108,7 @@ static const char *signature_of(uint32_t class_serial)
 
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
-    uint64_t start = now_ns();
+    uint64_t start = clock_monotonic_ns();
     struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s)
@@ -128,7 +122,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
                                          jobject object)
 {
     (void)object;
-    uint64_t end = now_ns();
+    uint64_t end = clock_monotonic_ns();
     struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s || s->enter_ns == 0) /* e.g. attached while it was blocked */
@@ -153,14 +147,14 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
         w->ops->monitor_wait(w, sig, (int64_t)timeout, t->serial);
     }
     emit_end();
-    s->wait_ns = now_ns(); /* after writing: the line is not part of the wait */
+    s->wait_ns = clock_monotonic_ns(); /* after writing: the line is not part of the wait */
 }
 
 static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                               jboolean timed_out)
 {
     (void)timed_out;
-    uint64_t end = now_ns();
+    uint64_t end = clock_monotonic_ns();
     struct thread_info *t = threads_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s || s->wait_ns == 0)
