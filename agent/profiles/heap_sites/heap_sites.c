@@ -1033,12 +1033,12 @@ struct row_ref {
     uint32_t id;
 };
 
-static bool by_alloc;
-
-static int compare_rows(const void *a, const void *b)
+/* ctx points to a bool: ordered by allocated bytes rather than live bytes. */
+static int compare_rows(const void *a, const void *b, void *ctx)
 {
     const struct hprof_site_row *x = &((const struct row_ref *)a)->row;
     const struct hprof_site_row *y = &((const struct row_ref *)b)->row;
+    bool by_alloc = *(const bool *)ctx;
     uint64_t kx = by_alloc ? x->alloc_bytes : x->live_bytes;
     uint64_t ky = by_alloc ? y->alloc_bytes : y->live_bytes;
     if (kx != ky)
@@ -1105,8 +1105,8 @@ static void heap_sites_dump(const struct dump_request *req)
         r->row.alloc_bytes = alloc_bytes;
         r->row.alloc_objs = alloc_objs;
     }
-    by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
-    qsort(rows, n, sizeof *rows, compare_rows);
+    bool by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
+    qsort_r(rows, n, sizeof *rows, compare_rows, &by_alloc);
     uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
     size_t keep = 0;
     while (keep < n) {
