@@ -431,14 +431,21 @@ struct method_row {
     uint64_t self_ns;
 };
 
-static int by_self_desc(const void *a, const void *b)
+static int by_self_desc(const void *a, const void *b, void *ctx)
 {
+    (void)ctx;
     const struct method_row *x = a, *y = b;
     if (x->self_ns != y->self_ns)
         return x->self_ns > y->self_ns ? -1 : 1;
     if (x->row.count != y->row.count)
         return x->row.count > y->row.count ? -1 : 1;
     return strcmp(x->row.method ? x->row.method : "", y->row.method ? y->row.method : "");
+}
+
+static uint64_t self_ns_of(const void *row, void *ctx)
+{
+    (void)ctx;
+    return ((const struct method_row *)row)->self_ns;
 }
 
 static void write_cpu_old(const struct dump_request *req, struct shadow_totals *s)
@@ -464,11 +471,8 @@ static void write_cpu_old(const struct dump_request *req, struct shadow_totals *
         rows[i].row.total_ms = ns_to_ms(tracker_natives_ticks_to_ns(m->total));
         total_ns += rows[i].self_ns;
     }
-    qsort(rows, n, sizeof *rows, by_self_desc);
-    size_t keep = 0;
-    while (keep < n && total_ns &&
-           (double)rows[keep].self_ns / (double)total_ns >= (double)req->cutoff)
-        keep++;
+    size_t keep = ranking_rank(rows, n, sizeof *rows, by_self_desc, self_ns_of, NULL, total_ns,
+                               req->cutoff);
     for (size_t i = 0; i < keep; i++)
         out[i] = rows[i].row;
     struct hprof_writer *w = emit_begin();

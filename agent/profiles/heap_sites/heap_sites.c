@@ -42,6 +42,7 @@
 #include "log.h"
 #include "emit.h"
 #include "output.h"
+#include "ranking.h"
 #include "sampled_objects.h"
 #include "site_table.h"
 #include "tags.h"
@@ -1052,6 +1053,13 @@ static int compare_rows(const void *a, const void *b, void *ctx)
     return (x->class_serial > y->class_serial) - (x->class_serial < y->class_serial);
 }
 
+/* The row's share of the report: its allocated or live bytes (ctx as for compare_rows). */
+static uint64_t row_key(const void *row, void *ctx)
+{
+    const struct hprof_site_row *r = &((const struct row_ref *)row)->row;
+    return *(const bool *)ctx ? r->alloc_bytes : r->live_bytes;
+}
+
 static uint64_t alloc_count(_Atomic(uint64_t) *field)
 {
     uint64_t v = atomic_load_explicit(field, memory_order_relaxed);
@@ -1106,16 +1114,9 @@ static void heap_sites_dump(const struct dump_request *req)
         r->row.alloc_objs = alloc_objs;
     }
     bool by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
-    qsort_r(rows, n, sizeof *rows, compare_rows, &by_alloc);
     uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
-    size_t keep = 0;
-    while (keep < n) {
-        uint64_t key = by_alloc ? rows[keep].row.alloc_bytes : rows[keep].row.live_bytes;
-        double ratio = total ? (double)key / (double)total : 0.0;
-        if (ratio < (double)req->cutoff)
-            break;
-        keep++;
-    }
+    size_t keep = ranking_rank(rows, n, sizeof *rows, compare_rows, row_key, &by_alloc, total,
+                               req->cutoff);
 
     view = calloc(keep ? keep : 1, sizeof *view);
     struct hprof_writer *w = emit_begin();
