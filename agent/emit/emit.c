@@ -55,6 +55,25 @@ void emit_end(void)
     output_unlock();
 }
 
+static uint32_t serial_at(const uint32_t *first, size_t stride, size_t i)
+{
+    return *(const uint32_t *)((const char *)first + i * stride);
+}
+
+struct hprof_writer *emit_section(const struct emit_refs *refs)
+{
+    struct hprof_writer *w = emit_begin();
+    for (size_t i = 0; w && i < refs->n; i++) {
+        if (refs->threads)
+            emit_thread(w, serial_at(refs->threads, refs->stride, i));
+        if (refs->classes)
+            emit_class(w, serial_at(refs->classes, refs->stride, i));
+        if (refs->traces)
+            emit_trace(w, serial_at(refs->traces, refs->stride, i));
+    }
+    return w;
+}
+
 void emit_first_records(void)
 {
     struct hprof_writer *w = emit_begin();

@@ -11,6 +11,7 @@
 #ifndef HPROF_EMIT_H
 #define HPROF_EMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "writer.h"
@@ -19,6 +20,18 @@
  * (closed, or a write failed). Always pair with emit_end(), even after NULL. */
 struct hprof_writer *emit_begin(void);
 void emit_end(void);
+
+/* What the rows of a section name: n rows, stride bytes apart; each non-NULL pointer is the
+ * first row's serial field of that kind (trace, class, thread). */
+struct emit_refs {
+    size_t n, stride;
+    const uint32_t *traces, *classes, *threads;
+};
+
+/* The one way a section is written: takes the output lock, writes what refs name (threads,
+ * classes, traces, with all they name in turn), and returns the writer for the section's
+ * rows, or NULL. Pair with emit_end() as emit_begin. */
+struct hprof_writer *emit_section(const struct emit_refs *refs);
 
 /* After output_open: the empty trace, which THREAD START and other records name. */
 void emit_first_records(void);

@@ -73,10 +73,9 @@ static void cpu_samples_dump(const struct dump_request *req)
         rows[i].method = labels + i * LABEL_LEN;
     }
     bool sampling = cpu_sampler_sampling();
-    struct hprof_writer *w = emit_begin();
+    struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
+    struct hprof_writer *w = emit_section(&refs);
     if (w) {
-        for (size_t i = 0; i < keep; i++)
-            emit_trace(w, rows[i].trace_serial);
         w->ops->control_settings(w, atomic_load(&alloc_traces), sampling, (uint16_t)traces_depth());
         struct hprof_cost_report report = {.total = total, .nrows = keep, .rows = rows};
         w->ops->cpu_samples(w, &report);

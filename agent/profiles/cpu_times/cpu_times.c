@@ -411,10 +411,9 @@ static void write_cpu_times(const struct dump_request *req, struct shadow_totals
         }
     }
     size_t keep = ranking_sort_and_cut(rows, m, total_ns, req->cutoff);
-    struct hprof_writer *w = emit_begin();
+    struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
+    struct hprof_writer *w = emit_section(&refs);
     if (w) {
-        for (size_t i = 0; i < keep; i++)
-            emit_trace(w, rows[i].trace_serial);
         struct hprof_cost_report report = {
             .total = ns_to_ms(total_ns), .nrows = keep, .rows = rows, .cost_total = total_ns};
         w->ops->cpu_times(w, &report);
@@ -471,8 +470,8 @@ static void write_cpu_old(const struct dump_request *req, struct shadow_totals *
         rows[i].row.total_ms = ns_to_ms(tracker_natives_ticks_to_ns(m->total));
         total_ns += rows[i].self_ns;
     }
-    size_t keep = ranking_rank(rows, n, sizeof *rows, by_self_desc, self_ns_of, NULL, total_ns,
-                               req->cutoff);
+    size_t keep =
+        ranking_rank(rows, n, sizeof *rows, by_self_desc, self_ns_of, NULL, total_ns, req->cutoff);
     for (size_t i = 0; i < keep; i++)
         out[i] = rows[i].row;
     struct hprof_writer *w = emit_begin();

@@ -1115,19 +1115,19 @@ static void heap_sites_dump(const struct dump_request *req)
     }
     bool by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
     uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
-    size_t keep = ranking_rank(rows, n, sizeof *rows, compare_rows, row_key, &by_alloc, total,
-                               req->cutoff);
+    size_t keep =
+        ranking_rank(rows, n, sizeof *rows, compare_rows, row_key, &by_alloc, total, req->cutoff);
 
     view = calloc(keep ? keep : 1, sizeof *view);
-    struct hprof_writer *w = emit_begin();
+    for (size_t i = 0; view && i < keep; i++)
+        view[i] = rows[i].row;
+    /* Everything a row names goes first: LOAD CLASS, frames, STACK TRACE. */
+    bool sites = (req->sections & DUMP_SITES) && view;
+    struct emit_refs refs = {sites ? keep : 0, sizeof *view, sites ? &view->trace_serial : NULL,
+                             sites ? &view->class_serial : NULL, NULL};
+    struct hprof_writer *w = emit_section(&refs);
     if (w && view) {
         if (req->sections & DUMP_SITES) {
-            /* Everything a row names goes first: LOAD CLASS, frames, STACK TRACE. */
-            for (size_t i = 0; i < keep; i++) {
-                view[i] = rows[i].row;
-                emit_class(w, view[i].class_serial);
-                emit_trace(w, view[i].trace_serial);
-            }
             report.nrows = keep;
             report.rows = view;
             w->ops->sites(w, &report);

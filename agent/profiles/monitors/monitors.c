@@ -192,10 +192,9 @@ static void write_monitor_time(const struct dump_request *req)
     }
     uint64_t total_ms = 0;
     size_t keep = monitor_time_rows(cost, n, total_ns, req->cutoff, &total_ms);
-    struct hprof_writer *w = emit_begin();
+    struct emit_refs refs = {keep, sizeof *cost, keep ? &cost->trace_serial : NULL, NULL, NULL};
+    struct hprof_writer *w = emit_section(&refs);
     if (w) {
-        for (size_t i = 0; i < keep; i++)
-            emit_trace(w, cost[i].trace_serial);
         struct hprof_cost_report report = {.total = total_ms, .nrows = keep, .rows = cost};
         w->ops->monitor_time(w, &report);
     }
@@ -393,12 +392,11 @@ static void write_monitor_dump(const struct dump_request *req)
     gather_monitor_dump(&d);
     if (d.oom)
         log_warning("out of memory: MONITOR DUMP is incomplete");
-    struct hprof_writer *w = emit_begin();
+    struct emit_refs refs = {d.nthreads, sizeof *d.threads,
+                             d.nthreads ? &d.threads->trace_serial : NULL, NULL,
+                             d.nthreads ? &d.threads->thread_serial : NULL};
+    struct hprof_writer *w = emit_section(&refs);
     if (w) {
-        for (size_t i = 0; i < d.nthreads; i++) {
-            emit_thread(w, d.threads[i].thread_serial);
-            emit_trace(w, d.threads[i].trace_serial);
-        }
         struct hprof_monitor_dump dump = {
             .nthreads = d.nthreads,
             .nmonitors = d.monitors ? d.nobjects : 0,
