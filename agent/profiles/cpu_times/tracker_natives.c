@@ -12,6 +12,7 @@
 #endif
 
 #include "clock.h"
+#include "env_knobs.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "thread_table.h"
@@ -50,8 +51,7 @@ static inline uint64_t ticks(void)
 static bool tsc_invariant(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    const char *force = getenv("HPROF_CPU_CLOCK");
-    if (force && strcmp(force, "monotonic") == 0)
+    if (env_knobs()->cpu_clock_monotonic)
         return false;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f)
@@ -314,8 +314,8 @@ int tracker_probe_from_env(void)
         [TRACKER_PROBE_JAVA_STORE] = "java-store",
         [TRACKER_PROBE_JAVA_BUFFER] = "java-buffer",
     };
-    const char *v = getenv("HPROF_CPU_TIMES_PROBE");
-    if (!v || !*v)
+    const char *v = env_knobs()->cpu_times_probe;
+    if (!v)
         return TRACKER_PROBE_COUNT;
     for (int p = TRACKER_PROBE_NOOP; p <= TRACKER_PROBE_JAVA_BUFFER; p++)
         if (strcmp(v, names[p]) == 0) {

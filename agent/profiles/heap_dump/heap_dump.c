@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "dump_classes.h"
+#include "env_knobs.h"
 #include "heap_mirrors.h"
 #include "heap_spool.h"
 #include "heap_walk.h"
@@ -561,10 +562,9 @@ static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bo
     (void)jvmti;
     (void)live;
     st.sink_threads = sink_threads(opts);
-    const char *ms = getenv("HPROF_PROGRESS_MS");
-    st.progress_us = ms && *ms ? strtoull(ms, NULL, 10) * 1000u : PROGRESS_INTERVAL_US;
-    const char *walk = getenv("HPROF_HEAP_WALK");
-    st.force_tags = walk && strcmp(walk, "tags") == 0;
+    const struct env_knobs *env = env_knobs();
+    st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
+    st.force_tags = env->heap_walk_tags;
     return 0;
 }
 

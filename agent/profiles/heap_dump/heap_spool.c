@@ -1,4 +1,5 @@
 #include "heap_spool.h"
+#include "env_knobs.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,10 +24,8 @@ struct heap_spool {
 /* A file in $TMPDIR (else /tmp), unlinked at once. */
 static FILE *temp_file(void)
 {
-    const char *dir = getenv("TMPDIR");
+    const char *dir = env_knobs()->tmpdir;
     char path[4096];
-    if (!dir || !*dir)
-        dir = "/tmp";
     if (snprintf(path, sizeof path, "%s/hprof-dump-XXXXXX", dir) >= (int)sizeof path)
         return NULL;
     int fd = mkostemp(path, O_CLOEXEC);

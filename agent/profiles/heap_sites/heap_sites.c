@@ -38,6 +38,7 @@
 #include "agct_stack.h"
 #include "class_table.h"
 #include "clock.h"
+#include "env_knobs.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "emit.h"
@@ -102,7 +103,7 @@ static struct {
     bool lineno, per_thread;
     bool defaults; /* exact mode started at OnLoad: default sites stay untagged */
     /* HPROF_SITES_AGCT_CHECK (a diagnostic): SampledObjectAlloc events also walk the stack
-     * with AGCT (async_stack.h) and compare it with GetStackTrace's, whose frames are always
+     * with AGCT (agct_stack.h) and compare it with GetStackTrace's, whose frames are always
      * the ones used; disagreements are counted and the first few printed. AGCT is not used
      * otherwise: from an allocation event it cannot walk most compiled frames and it returns
      * a truncated or a wrong stack in a few cases (doc/heap-sites.md, "Mechanism"). */
@@ -477,7 +478,7 @@ static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
     pthread_mutex_unlock(&W.lock);
 }
 
-/* async: called from SampledObjectAlloc, where AGCT may walk the stack (async_stack.h). */
+/* async: called from SampledObjectAlloc, where AGCT may walk the stack (agct_stack.h). */
 static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jobject object,
                    jclass klass, jlong size)
 {
@@ -788,12 +789,6 @@ static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
     async_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
 }
 
-static bool env_flag(const char *name, bool otherwise)
-{
-    const char *v = getenv(name);
-    return v && *v ? strcmp(v, "0") != 0 : otherwise;
-}
-
 static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
     if (jvmti_failed(
@@ -816,9 +811,9 @@ static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, b
     S.lineno = opts->lineno;
     S.per_thread = opts->thread;
     S.attached = live;
-    stats_on = env_flag("HPROF_SITES_STATS", false);
+    stats_on = env_knobs()->sites_stats;
     /* AGCT walks only in the self-check: it is not exact here (doc/heap-sites.md). */
-    S.async_check = env_flag("HPROF_SITES_AGCT_CHECK", false) && async_stack_init() &&
+    S.async_check = env_knobs()->sites_agct_check && async_stack_init() &&
                     async_stack_enable_events(jvmti) == 0;
     stats_on = stats_on || S.async_check; /* the check reports the counters */
     /* Attached to a running VM, the heap may be large: tag every tracked object instead of
