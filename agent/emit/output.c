@@ -165,7 +165,7 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
 struct hprof_writer *output_lock(void)
 {
     pthread_mutex_lock(&lock);
-    if (writer && sink_failed(writer->sink))
+    if (writer && writer_failed(writer))
         return NULL;
     return writer;
 }

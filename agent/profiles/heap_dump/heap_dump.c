@@ -178,7 +178,7 @@ static void stream_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type
 
 static bool stream_stop(void *ctx)
 {
-    return sink_failed(((struct dump_ctx *)ctx)->w->sink);
+    return writer_failed(((struct dump_ctx *)ctx)->w);
 }
 
 /* ---- walk output: spooled, replayed once the totals are known ------------------------------- */
@@ -429,12 +429,12 @@ static void walk_streamed(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                                  stream_prim_array,
                                  thread_of_tag,
                                  stream_stop};
-    sink_set_threads(d->w->sink, st.sink_threads);
+    writer_set_threads(d->w, st.sink_threads);
     d->w->ops->heap_dump_begin(d->w, 0, 0);
     heap_walk_run(denv, ids, &out, res);
     emit_classes(d->w);
     d->w->ops->heap_dump_end(d->w);
-    sink_set_threads(d->w->sink, 0);
+    writer_set_threads(d->w, 0);
 }
 
 static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
@@ -462,7 +462,7 @@ static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                 const struct dump_class *c = heap_classes_get(s);
                 nclasses += c && c->in_dump;
             }
-            sink_set_threads(w->sink, st.sink_threads);
+            writer_set_threads(w, st.sink_threads);
             w->ops->heap_dump_begin(w, res->objects + nclasses,
                                     res->bytes + res->class_objects_bytes);
             emit_classes(w);
@@ -472,7 +472,7 @@ static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
                 log_error("heap dump: the held-back dump could not be read back; it is "
                           "incomplete");
             w->ops->heap_dump_end(w);
-            sink_set_threads(w->sink, 0);
+            writer_set_threads(w, 0);
         }
         emit_end();
     } else if (spool_failed(d->spool)) {
