@@ -17,7 +17,8 @@ struct thread_info {
     hprof_id name_id, group_id, parent_group_id;
     uint32_t trace_serial; /* stack when it started */
     _Atomic(bool) ended;
-    _Atomic(void *) cpu_times; /* cpu=times state of a virtual thread (agent/tracker_natives.c) */
+    _Atomic(void *) cpu_times; /* cpu=times state of a virtual thread
+                                  (agent/profiles/cpu_times/tracker_natives.c) */
 };
 
 int threads_init(void);

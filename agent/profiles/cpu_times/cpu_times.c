@@ -2,10 +2,10 @@
  *  - ClassFileLoadHook (every class loader, the boot loader too): rewrite each class so every
  *    method calls hprof/Tracker.methodEntry(cnum, mnum) first and methodExit(cnum, mnum) at each
  *    exit, exceptional ones included (rewriter/). The class number is ours
- *    (agent/tracked_classes.h), the method number its index in the class file.
+ *    (rewritten_classes.h), the method number its index in the class file.
  *  - VMInit: define the tracker in the boot loader, register its natives
- *    (agent/tracker_natives.h), let every module read it, engage it, start rewriting, and
- *    retransform the classes loaded before (java.lang, the module system...).
+ *    (agent/profiles/cpu_times/tracker_natives.h), let every module read it, engage it, start
+ * rewriting, and retransform the classes loaded before (java.lang, the module system...).
  *  - ClassPrepare: match the class to its numbers, for the names of its methods.
  *  - A dump: every thread's counts by distinct top of stack, turned into traces. */
 #include "cpu_times.h"

@@ -1,6 +1,6 @@
 /* The native side of hprof/Tracker for cpu=times and cpu=old: nativeEntry and nativeExit, called
  * by every rewritten method at entry and at each exit, and the per-thread state they feed (a
- * shadow stack with its counters, agent/shadow_stack.h). See doc/cpu-times.md.
+ * shadow stack with its counters, agent/profiles/cpu_times/shadow_stack.h). See doc/cpu-times.md.
  *
  * The hot path takes no lock and allocates nothing (except when a thread meets a new trace or
  * a deeper stack): the thread's state is found through a C thread-local pointer, and time is

@@ -3,7 +3,7 @@
  * every allocation event (doc/heap-sites.md, "Mechanism": from an allocation event AGCT
  * cannot walk most compiled frames, and it returns a truncated or wrong stack in a few cases,
  * so heap=sites never records its answer). AGCT is an unsupported export of libjvm (no
- * header, no specification; the structures in async_stack.c follow its long-standing public
+ * header, no specification; the structures in agct_stack.c follow its long-standing public
  * description). Called from a JVMTI event callback, the thread is in native state with its
  * last Java frame recorded as the walk's anchor, and AGCT walks from there when that anchor is
  * walkable, with no handshake, no safepoint and no allocation.

@@ -4,7 +4,7 @@
  *
  * Thread-safety: lookups and counter updates are lock-free (allocation callbacks run on every
  * allocating thread); only adding a new site or class chunk takes a mutex, once per site.
- * Site ids are the site field of object tags (agent/tags.h), so they stay below 2^23. */
+ * Site ids are the site field of object tags (agent/symbols/tags.h), so they stay below 2^23. */
 #ifndef HPROF_SITE_TABLE_H
 #define HPROF_SITE_TABLE_H
 
@@ -41,7 +41,7 @@ struct site {
 enum site_class_kind {
     SITE_CLASS_UNKNOWN = 0, /* not looked at yet */
     SITE_CLASS_TAGGED = 1,  /* every tracked object carries its site in its tag */
-    SITE_CLASS_DEFAULT = 2, /* objects of the default site stay untagged (see alloc_sites.c) */
+    SITE_CLASS_DEFAULT = 2, /* objects of the default site stay untagged (see heap_sites.c) */
     SITE_CLASS_IGNORED = 3, /* not counted (java.lang.Class: the class table owns those tags) */
     /* A default-site class whose default is being moved to another site: until the move is
      * done every new object is tagged, and untagged ones belong to default_site. */
