@@ -23,746 +23,11 @@
  *
  * Live counts, sampled mode: every sampled object is tagged and ObjectFree takes its weight off
  * its site; pending ObjectFree events are flushed before each dump. */
-#include "heap_sites.h"
+#include "heap_sites_internal.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
-#include "agct_stack.h"
-#include "class_table.h"
-#include "clock.h"
-#include "env_knobs.h"
-#include "jvmti_util.h"
-#include "log.h"
-#include "emit.h"
-#include "output.h"
-#include "ranking.h"
-#include "sampled_objects.h"
-#include "site_table.h"
-#include "tags.h"
-#include "thread_table.h"
-#include "trace_cache.h"
-#include "trace_table.h"
-
-_Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct raw_frame), "frame layout");
-
-/* The last few objects this thread's sampler reported (exact mode), for VMObjectAlloc: on
- * JDK 21+ the tag map is keyed by identity hash, and JVM_Clone resets the header of the clone
- * after the sampler reported it, so the tag set then is lost; the VMObjectAlloc event that
- * follows finds the object untagged, and these say it was counted and where. */
-struct recent_alloc {
-    uint32_t cls, site;
-    uint64_t size;
-    bool tagged; /* false: a default-site object, untagged on purpose */
-};
-
-#define RECENT_ALLOCS 4
-
-/* Per thread: the stack buffer, the cache in front of the shared tables, a block of tag
- * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
- * first allocation and freed at its ThreadEnd. */
-struct site_thread {
-    struct trace_cache *cache;
-    jvmtiFrameInfo *frames;
-    jvmtiFrameInfo *check_frames; /* GetStackTrace's, in the AGCT self-check */
-    int frames_cap;
-    uint64_t serial_next, serial_end;
-    struct recent_alloc recent[RECENT_ALLOCS];
-    unsigned recent_next;
-    uint32_t lookups, misses; /* of the stack cache, since it last grew */
-};
-
-#define SERIAL_BLOCK 1024
-#define CACHE_SLOTS_FIRST 1024u
-/* A cache that misses more than one lookup in CACHE_MISS_RATIO of CACHE_WINDOW grows 4x. */
-#define CACHE_WINDOW 65536u
-#define CACHE_MISS_RATIO 32u
-
-static _Thread_local struct site_thread *current_thread;
-
-/* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
- * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
-#define MOVE_FACTOR 2
-#define MOVE_MIN 65536
-#define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
-#define MOVES_MAX 2           /* per class: each costs a (class-filtered) heap walk */
-#define MOVE_QUEUE 512
-#define MOVE_BATCH_DELAY_MS 100
-#define WALK_GUARD_NS (2 * 1000000000ull)
-
-static struct {
-    bool sampled;      /* sites_interval > 0 */
-    uint64_t interval; /* bytes per sample; 0 = exact */
-    bool lineno, per_thread;
-    bool defaults; /* exact mode started at OnLoad: default sites stay untagged */
-    /* HPROF_SITES_AGCT_CHECK (a diagnostic): SampledObjectAlloc events also walk the stack
-     * with AGCT (agct_stack.h) and compare it with GetStackTrace's, whose frames are always
-     * the ones used; disagreements are counted and the first few printed. AGCT is not used
-     * otherwise: from an allocation event it cannot walk most compiled frames and it returns
-     * a truncated or a wrong stack in a few cases (doc/heap-sites.md, "Mechanism"). */
-    bool async_check;
-    bool attached; /* started by Agent_OnAttach */
-    _Atomic(bool) tracking;
-    /* While set, every tracked object is tagged, default site or not: the heap walks that
-     * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
-    _Atomic(bool) tag_all;
-    /* Bumped before a default site starts moving and again after its heap walk: an
-     * allocation callback that saw it change tags its object, since the walk may have seen
-     * that object untagged. */
-    _Atomic(uint64_t) epoch;
-    /* Until this time (CLOCK_MONOTONIC ns; 0 = none) after a heap walk that tags untagged
-     * objects of every default-site class (tracking turned back on), an allocation left
-     * untagged is checked with GetTag: its callback may have begun (its thread descheduled
-     * right after the allocation) only after the walk had tagged the object. Moves of one
-     * class's default guard that class (site_class.guard_until). */
-    _Atomic(uint64_t) guard_until;
-    pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
-    jclass thread_class;          /* global reference to java.lang.Thread */
-} S = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* The worker that moves default sites. */
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    uint32_t queue[MOVE_QUEUE]; /* class serials */
-    int n;
-    bool running, stopping;
-} W = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-
-/* Counters for tuning, printed at VM death when HPROF_SITES_STATS is set in the environment
- * (doc/heap-sites.md); off, they cost one predictable branch. */
-enum {
-    STAT_ALLOCS,
-    STAT_TAGGED,
-    STAT_STACK_MISSES,
-    STAT_CLASS_MISSES,
-    STAT_VM_ALLOCS,
-    STAT_MOVES,
-    STAT_ASYNC,           /* stacks AGCT walked */
-    STAT_ASYNC_FALLBACKS, /* AGCT declined, GetStackTrace walked */
-    STAT_ASYNC_MISMATCHES,
-    STAT_ASYNC_NS,          /* time in AGCT calls that walked */
-    STAT_ASYNC_FALLBACK_NS, /* time in AGCT calls that declined */
-    STAT_CHECK_NS,          /* time in the check's GetStackTrace calls */
-    STAT_N
-};
-static _Atomic(uint64_t) stats[STAT_N];
-static bool stats_on;
-#define STAT(i)                                                                                    \
-    do {                                                                                           \
-        if (stats_on)                                                                              \
-            atomic_fetch_add_explicit(&stats[i], 1, memory_order_relaxed);                         \
-    } while (0)
-
-/* ---- per-thread state ------------------------------------------------------------------ */
-
-static struct site_thread *site_thread_get(void)
-{
-    struct site_thread *t = current_thread;
-    if (t)
-        return t;
-    t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->cache = trace_cache_new((unsigned)traces_depth(), CACHE_SLOTS_FIRST);
-    if (!t->cache) {
-        free(t);
-        return NULL;
-    }
-    current_thread = t;
-    return t;
-}
-
-static void delete_weak(void *ref, void *jni)
-{
-    (*(JNIEnv *)jni)->DeleteWeakGlobalRef((JNIEnv *)jni, ref);
-}
-
-static void site_thread_free(JNIEnv *jni)
-{
-    struct site_thread *t = current_thread;
-    current_thread = NULL;
-    if (t) {
-        if (jni)
-            trace_cache_each_ref(t->cache, delete_weak, jni);
-        trace_cache_free(t->cache);
-        free(t->frames);
-        free(t->check_frames);
-        free(t);
-    }
-}
-
-/* Counts a stack lookup; replaces a cache that misses too often with a 4x larger one. True when
- * it did: entries of the old cache are freed then, so the caller must drop the one it holds. */
-static bool cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
-{
-    t->misses += !hit;
-    if (++t->lookups < CACHE_WINDOW)
-        return false;
-    bool replaced = false;
-    unsigned slots = trace_cache_slots(t->cache);
-    if (t->misses > CACHE_WINDOW / CACHE_MISS_RATIO && slots < TRACE_CACHE_MAX_SLOTS) {
-        struct trace_cache *bigger = trace_cache_new((unsigned)traces_depth(), slots * 4);
-        if (bigger) {
-            trace_cache_each_ref(t->cache, delete_weak, jni);
-            trace_cache_free(t->cache);
-            t->cache = bigger;
-            replaced = true;
-        }
-    }
-    t->lookups = t->misses = 0;
-    return replaced;
-}
-
-static uint64_t next_serial(struct site_thread *t)
-{
-    if (t->serial_next == t->serial_end) {
-        t->serial_next = tags_reserve_serials(SERIAL_BLOCK);
-        t->serial_end = t->serial_next + SERIAL_BLOCK;
-    }
-    return t->serial_next++;
-}
-
-/* ---- classes --------------------------------------------------------------------------- */
-
-static uint32_t class_serial(jvmtiEnv *jvmti, jclass klass)
-{
-    jlong tag = 0;
-    if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
-        tag_site((uint64_t)tag) == TAG_SITE_CLASS)
-        return (uint32_t)tag_serial((uint64_t)tag);
-    return classes_serial_of(jvmti, klass);
-}
-
-static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial)
-{
-    const struct class_info *c = classes_get(serial);
-    if (c && c->signature && strcmp(c->signature, "Ljava/lang/Class;") == 0)
-        return SITE_CLASS_IGNORED;
-    if (!S.defaults || !jni || !S.thread_class)
-        return SITE_CLASS_TAGGED;
-    jobject loader = NULL;
-    if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE || !loader)
-        return SITE_CLASS_TAGGED; /* the boot loader's: the VM allocates some behind our back */
-    (*jni)->DeleteLocalRef(jni, loader);
-    /* Thread objects get tags from the thread table when they start. */
-    if ((*jni)->IsAssignableFrom(jni, klass, S.thread_class))
-        return SITE_CLASS_TAGGED;
-    return SITE_CLASS_DEFAULT;
-}
-
-static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial,
-                                      uint8_t *kind)
-{
-    struct site_class *k = sites_class(serial);
-    if (!k)
-        return NULL;
-    uint8_t v = atomic_load_explicit(&k->kind, memory_order_acquire);
-    if (v == SITE_CLASS_UNKNOWN) {
-        uint8_t expected = SITE_CLASS_UNKNOWN;
-        v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
-        if (v == SITE_CLASS_DEFAULT) {
-            /* For the worker's heap walks over this class only. */
-            void *none = NULL, *ref = (*jni)->NewWeakGlobalRef(jni, klass);
-            if (ref && !atomic_compare_exchange_strong(&k->class_ref, &none, ref))
-                (*jni)->DeleteWeakGlobalRef(jni, ref);
-        }
-        if (!atomic_compare_exchange_strong_explicit(&k->kind, &expected, v, memory_order_acq_rel,
-                                                     memory_order_acquire))
-            v = expected;
-    }
-    *kind = v;
-    return k;
-}
-
-/* ---- the allocation path --------------------------------------------------------------- */
-
-/* What one allocation resolved to. */
-struct alloc_site {
-    uint32_t cls, site;
-    struct site_class *k;
-    uint8_t kind;
-};
-
-#define ASYNC_MISMATCHES_SHOWN 10
-
-static void print_frames(jvmtiEnv *jvmti, const char *who, const jvmtiFrameInfo *f, jint n)
-{
-    fprintf(stderr, "  %s (%d frames):\n", who, (int)n);
-    for (jint i = 0; i < n; i++) {
-        char *name = NULL, *sig = NULL;
-        jclass holder = NULL;
-        (*jvmti)->GetMethodName(jvmti, f[i].method, &name, NULL, NULL);
-        if ((*jvmti)->GetMethodDeclaringClass(jvmti, f[i].method, &holder) == JVMTI_ERROR_NONE)
-            (*jvmti)->GetClassSignature(jvmti, holder, &sig, NULL);
-        fprintf(stderr, "    %s.%s @%lld\n", sig ? sig : "?", name ? name : "?",
-                (long long)f[i].location);
-        jvmti_free(jvmti, name);
-        jvmti_free(jvmti, sig);
-    }
-}
-
-/* The AGCT self-check: AGCT and then GetStackTrace walk the same stack (into t->frames and
- * t->check_frames), both timed; a difference is counted (and the first few printed). Returns
- * GetStackTrace's frames, copied to t->frames, so what is recorded never depends on AGCT. */
-static jint check_async(jvmtiEnv *jvmti, JNIEnv *jni, struct site_thread *t, int depth)
-{
-    uint64_t t0 = clock_monotonic_ns();
-    jint n_async = async_stack_get(jni, t->frames, depth);
-    uint64_t t1 = clock_monotonic_ns();
-    jint n = 0;
-    jvmtiError err = (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->check_frames, &n);
-    uint64_t t2 = clock_monotonic_ns();
-    atomic_fetch_add(&stats[n_async >= 0 ? STAT_ASYNC : STAT_ASYNC_FALLBACKS], 1);
-    atomic_fetch_add(&stats[n_async >= 0 ? STAT_ASYNC_NS : STAT_ASYNC_FALLBACK_NS], t1 - t0);
-    atomic_fetch_add(&stats[STAT_CHECK_NS], t2 - t1);
-    if (err != JVMTI_ERROR_NONE)
-        return -1;
-    bool same = n_async < 0 || n == n_async; /* declined: nothing to compare */
-    for (jint i = 0; same && n_async >= 0 && i < n; i++)
-        same = t->frames[i].method == t->check_frames[i].method &&
-               t->frames[i].location == t->check_frames[i].location;
-    if (!same) {
-        uint64_t k = atomic_fetch_add(&stats[STAT_ASYNC_MISMATCHES], 1);
-        if (k < ASYNC_MISMATCHES_SHOWN) {
-            fprintf(stderr, "HPROF: heap=sites AGCT check: stacks differ\n");
-            print_frames(jvmti, "AsyncGetCallTrace", t->frames, n_async);
-            print_frames(jvmti, "GetStackTrace", t->check_frames, n);
-        }
-    }
-    memcpy(t->frames, t->check_frames, sizeof *t->frames * (size_t)n);
-    return n;
-}
-
-/* The current thread's stack, as a cache entry (or, for a stack too deep to cache, just its
- * trace serial in *trace). NULL with *trace 0 when memory ran out. */
-static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                               bool async, struct site_thread *t, uint32_t *trace)
-{
-    *trace = 0;
-    int depth = traces_depth();
-    jint n = 0;
-    if (depth > 0) {
-        if (t->frames_cap < depth) {
-            jvmtiFrameInfo *f = realloc(t->frames, sizeof *f * (size_t)depth);
-            jvmtiFrameInfo *c = f && S.async_check
-                                    ? realloc(t->check_frames, sizeof *c * (size_t)depth)
-                                    : t->check_frames;
-            if (f)
-                t->frames = f;
-            if (c)
-                t->check_frames = c;
-            if (!f || (S.async_check && !c))
-                return NULL;
-            t->frames_cap = depth;
-        }
-        n = async && S.async_check ? check_async(jvmti, jni, t, depth) : -1;
-        if (n < 0 &&
-            (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->frames, &n) != JVMTI_ERROR_NONE)
-            n = 0;
-    }
-    if (!S.lineno) /* frames of one method are one frame: make their traces one trace too */
-        for (jint i = 0; i < n; i++)
-            t->frames[i].location = 0;
-    uint32_t thread_serial = 0;
-    if (S.per_thread) {
-        struct thread_info *ti = threads_current(jvmti, jni, thread);
-        thread_serial = ti ? ti->serial : 0;
-    }
-    const struct raw_frame *raw = (const struct raw_frame *)t->frames;
-    uint64_t hash = trace_cache_hash(raw, (unsigned)n, thread_serial);
-    struct trace_cache_entry *e = trace_cache_find(t->cache, hash, raw, (unsigned)n, thread_serial);
-    if (cache_lookup_done(jni, t, e != NULL))
-        e = NULL; /* it pointed into the cache just freed; the new one is empty */
-    if (!e) {
-        STAT(STAT_STACK_MISSES);
-        *trace = traces_intern(jvmti, t->frames, n, thread_serial);
-        e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, *trace);
-    }
-    if (e)
-        *trace = e->trace_serial;
-    return e;
-}
-
-/* The class and site of an allocation of klass by the current thread. The stack comes first:
- * its cache entry remembers the last class allocated under it as a weak reference, so the
- * usual case compares two references (IsSameObject) instead of reading the class's tag,
- * which goes through the VM's tag map and its lock. */
-static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jclass klass,
-                    struct site_thread *t, struct alloc_site *a)
-{
-    uint32_t trace = 0;
-    struct trace_cache_entry *e = current_stack(jvmti, jni, thread, async, t, &trace);
-    if (!trace)
-        return false;
-    if (e && e->site && e->class_ref && (*jni)->IsSameObject(jni, klass, e->class_ref)) {
-        a->cls = e->class_serial;
-        a->site = e->site;
-    } else {
-        STAT(STAT_CLASS_MISSES);
-        a->cls = class_serial(jvmti, klass);
-        a->site = a->cls ? sites_intern(a->cls, trace) : 0;
-        if (!a->site)
-            return false;
-        if (e) {
-            if (e->class_ref)
-                (*jni)->DeleteWeakGlobalRef(jni, e->class_ref);
-            e->class_ref = (*jni)->NewWeakGlobalRef(jni, klass);
-            e->class_serial = a->cls;
-            e->site = a->site;
-        }
-    }
-    a->k = class_state(jvmti, jni, klass, a->cls, &a->kind);
-    return a->k != NULL;
-}
-
-/* Whether a guard (see S.guard_until) is on, clearing it once it has expired. */
-static bool guarded(_Atomic(uint64_t) *until)
-{
-    uint64_t g = atomic_load_explicit(until, memory_order_relaxed);
-    if (g == 0)
-        return false;
-    if (clock_coarse_ns() < g)
-        return true;
-    atomic_compare_exchange_strong(until, &g, 0);
-    return false;
-}
-
-enum tag_need { TAG_NO, TAG_YES, TAG_IF_TAGGED };
-
-/* Exact mode: whether this object must carry its site in its tag. epoch: S.epoch when the
- * callback began. */
-static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
-{
-    if (a->kind != SITE_CLASS_DEFAULT)
-        return TAG_YES;
-    uint32_t d = atomic_load_explicit(&a->k->default_site, memory_order_acquire);
-    if (d == 0 && atomic_compare_exchange_strong_explicit(
-                      &a->k->default_site, &d, a->site, memory_order_acq_rel, memory_order_acquire))
-        d = a->site;
-    if (d != a->site || atomic_load(&S.tag_all) || atomic_load(&S.epoch) != epoch)
-        return TAG_YES;
-    return guarded(&a->k->guard_until) || guarded(&S.guard_until) ? TAG_IF_TAGGED : TAG_NO;
-}
-
-/* Exact mode, an allocation at a site that is not its class's default: asks for the default to
- * move here once this site allocates far more. */
-static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
-{
-    if ((allocated & MOVE_CHECK_MASK) != 0 || a->kind != SITE_CLASS_DEFAULT)
-        return;
-    struct site *d = sites_get(atomic_load_explicit(&a->k->default_site, memory_order_relaxed));
-    if (!d || d == sites_get(a->site))
-        return;
-    uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
-    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || atomic_load(&a->k->moves) >= MOVES_MAX)
-        return;
-    uint8_t idle = 0;
-    if (!atomic_compare_exchange_strong(&a->k->move_pending, &idle, 1))
-        return;
-    atomic_store(&a->k->next_default, a->site);
-    pthread_mutex_lock(&W.lock);
-    if (W.running && !W.stopping && W.n < MOVE_QUEUE) {
-        W.queue[W.n++] = a->cls;
-        pthread_cond_signal(&W.cond);
-    } else {
-        atomic_store(&a->k->move_pending, 0);
-    }
-    pthread_mutex_unlock(&W.lock);
-}
-
-/* async: called from SampledObjectAlloc, where AGCT may walk the stack (agct_stack.h). */
-static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jobject object,
-                   jclass klass, jlong size)
-{
-    uint64_t epoch = atomic_load(&S.epoch);
-    struct site_thread *t = site_thread_get();
-    struct alloc_site a;
-    if (!t || !resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
-        return;
-    struct site *s = sites_get(a.site);
-    if (!s)
-        return;
-    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
-    if (!S.sampled) {
-        uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
-        atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
-        enum tag_need need = needs_tag(&a, epoch);
-        jlong tag = 0;
-        if (need == TAG_IF_TAGGED &&
-            ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
-            need = TAG_YES;
-        bool tagged = need == TAG_YES;
-        if (tagged) {
-            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
-            maybe_move_default(&a, n);
-        }
-        t->recent[t->recent_next++ % RECENT_ALLOCS] =
-            (struct recent_alloc){a.cls, a.site, bytes, tagged};
-        STAT(STAT_ALLOCS);
-        if (tagged)
-            STAT(STAT_TAGGED);
-        return;
-    }
-    uint64_t w = sites_sample_weight(bytes, S.interval);
-    atomic_fetch_add_explicit(&s->alloc_objs, w, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->alloc_bytes, w * bytes, memory_order_relaxed);
-    uint64_t tag = tag_make(a.site, next_serial(t));
-    /* Recorded before tagging: the object cannot die before this callback returns. */
-    if (!samples_put(tag, bytes))
-        return;
-    if ((*jvmti)->SetTag(jvmti, object, (jlong)tag) != JVMTI_ERROR_NONE) {
-        uint64_t ignored;
-        samples_take(tag, &ignored);
-        return;
-    }
-    atomic_fetch_add_explicit(&s->live_objs, w, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->live_bytes, w * bytes, memory_order_relaxed);
-}
-
-static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
-                                     jclass klass, jlong size)
-{
-    if (atomic_load_explicit(&S.tracking, memory_order_relaxed))
-        record(jvmti, jni, thread, S.async_check, object, klass, size);
-}
-
-/* Objects the VM allocates for JNI, reflection, cloning and method handles (exact mode). The
- * sampler reported nearly all of them already; an untagged one here is either one whose tag
- * JVM_Clone wiped (see struct recent_alloc: it gets a fresh tag naming the same site) or,
- * rarely, one the sampler skipped: counted now. Classes with a default site are left to the
- * sampler, which sees all their allocations. */
-static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
-                                       jclass klass, jlong size)
-{
-    if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
-        return;
-    jlong tag = 0;
-    if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
-        return;
-    uint32_t cls = class_serial(jvmti, klass);
-    uint8_t kind = 0;
-    struct site_thread *t = site_thread_get();
-    if (!cls || !t || !class_state(jvmti, jni, klass, cls, &kind) || kind == SITE_CLASS_IGNORED)
-        return;
-    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
-    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
-        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
-        if (r->cls == cls && r->size == bytes) {
-            if (r->tagged)
-                (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(r->site, next_serial(t)));
-            r->cls = 0; /* matches one object only */
-            return;
-        }
-    }
-    if (kind == SITE_CLASS_TAGGED) {
-        STAT(STAT_VM_ALLOCS);
-        record(jvmti, jni, thread, false, object, klass, size);
-    }
-}
-
-/* Sampled mode. No JVMTI calls here (none are allowed). */
-static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
-{
-    (void)jvmti;
-    uint64_t t = (uint64_t)tag, site = tag_site(t), size = 0;
-    if (site == TAG_SITE_CLASS) {
-        classes_mark_unloaded((uint32_t)tag_serial(t));
-        return;
-    }
-    if (site < SITE_ID_FIRST || !samples_take(t, &size))
-        return;
-    struct site *s = sites_get((uint32_t)site);
-    if (!s)
-        return;
-    uint64_t w = sites_sample_weight(size, S.interval);
-    atomic_fetch_sub_explicit(&s->live_objs, w, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&s->live_bytes, w * size, memory_order_relaxed);
-}
-
-/* ---- heap walks (exact mode with default sites) ---------------------------------------- */
-
-/* The state of a heap object's class if it has a default site, else NULL. */
-static struct site_class *default_class(jlong class_tag)
-{
-    if (tag_site((uint64_t)class_tag) != TAG_SITE_CLASS)
-        return NULL;
-    struct site_class *k = sites_class_peek((uint32_t)tag_serial((uint64_t)class_tag));
-    if (!k)
-        return NULL;
-    uint8_t kind = atomic_load_explicit(&k->kind, memory_order_relaxed);
-    return kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING ? k : NULL;
-}
-
-/* Objects with no site yet are ones never seen allocated. */
-static jint JNICALL mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                   void *user_data)
-{
-    (void)size;
-    (void)length;
-    (void)user_data;
-    if (*tag_ptr == 0 && default_class(class_tag))
-        *tag_ptr = (jlong)tag_make(SITE_ID_UNTRACKED, tags_next_serial());
-    return 0;
-}
-
-/* Untagged objects of default-site classes get their class's current default site as an
- * explicit tag: every class's (user_data NULL), or, in a walk filtered to one class, that
- * class's (user_data its struct site_class). */
-static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                 void *user_data)
-{
-    (void)size;
-    (void)length;
-    if (*tag_ptr != 0)
-        return 0;
-    struct site_class *k = user_data ? user_data : default_class(class_tag);
-    uint32_t d = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
-    if (d)
-        *tag_ptr = (jlong)tag_make(d, tags_next_serial());
-    return 0;
-}
-
-static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
-                         void *user_data)
-{
-    jvmtiHeapCallbacks callbacks;
-    memset(&callbacks, 0, sizeof callbacks);
-    callbacks.heap_iteration_callback = cb;
-    jvmti_failed(jvmti,
-                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass,
-                                              &callbacks, user_data),
-                 "IterateThroughHeap");
-}
-
-static void walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
-{
-    walk_heap_of(jvmti, NULL, cb, user_data);
-}
-
-/* Classifies every loaded class, so the walk knows which have default sites. */
-static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
-{
-    jint n = 0;
-    jclass *classes = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
-        return;
-    for (jint i = 0; i < n; i++) {
-        uint32_t serial = classes_serial_of(jvmti, classes[i]);
-        uint8_t kind;
-        if (serial)
-            class_state(jvmti, jni, classes[i], serial, &kind);
-        if (jni)
-            (*jni)->DeleteLocalRef(jni, classes[i]);
-    }
-    jvmti_free(jvmti, classes);
-}
-
-/* ---- the worker that moves default sites ----------------------------------------------- */
-
-/* Moves one class's default site: its new objects are all tagged from now on (SWITCHING), a
- * heap walk filtered to the class gives its untagged objects the old default as explicit tags
- * (filtered, the walk looks up the tags of this class's objects only; an unfiltered one looks
- * up every object's, which costs far more where many objects are tagged), then the new
- * default takes over. control_lock held. */
-static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
-{
-    uint8_t expected = SITE_CLASS_DEFAULT;
-    jclass klass = (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref));
-    if (!klass) /* the class was unloaded: nothing left to move */
-        return;
-    atomic_fetch_add(&S.epoch, 1);
-    if (atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING)) {
-        walk_heap_of(jvmti, klass, pin_defaults, k);
-        /* A callback whose object the walk may have seen untagged began before this bump;
-         * it reads the epoch after the new default, sees it changed and tags its object. */
-        atomic_fetch_add(&S.epoch, 1);
-        atomic_store(&k->guard_until, clock_coarse_ns() + WALK_GUARD_NS);
-        atomic_store(&k->default_site, atomic_load(&k->next_default));
-        atomic_store(&k->kind, SITE_CLASS_DEFAULT);
-        atomic_fetch_add(&k->moves, 1);
-        STAT(STAT_MOVES);
-    }
-    (*jni)->DeleteLocalRef(jni, klass);
-}
-
-static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
-{
-    uint32_t batch[MOVE_QUEUE];
-    pthread_mutex_lock(&S.control_lock);
-    pthread_mutex_lock(&W.lock);
-    int n = W.stopping ? 0 : W.n;
-    memcpy(batch, W.queue, sizeof *batch * (size_t)n);
-    W.n = 0;
-    pthread_mutex_unlock(&W.lock);
-    for (int i = 0; i < n; i++) {
-        struct site_class *k = sites_class_peek(batch[i]);
-        move_default(jvmti, jni, k);
-        atomic_store(&k->move_pending, 0);
-    }
-    pthread_mutex_unlock(&S.control_lock);
-}
-
-static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&W.lock);
-    while (!W.stopping) {
-        if (W.n == 0) {
-            pthread_cond_wait(&W.cond, &W.lock);
-            continue;
-        }
-        pthread_mutex_unlock(&W.lock);
-        /* Let requests gather, and leave the application some time between walks. */
-        struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
-        nanosleep(&delay, NULL);
-        move_defaults(jvmti, jni);
-        pthread_mutex_lock(&W.lock);
-    }
-    W.running = false;
-    pthread_cond_broadcast(&W.cond);
-    pthread_mutex_unlock(&W.lock);
-}
-
-static void start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
-{
-    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = tc ? (*jni)->GetMethodID(jni, tc, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = init ? (*jni)->NewStringUTF(jni, "HPROF heap=sites") : NULL;
-    jthread thread = name ? (*jni)->NewObject(jni, tc, init, name) : NULL;
-    if (!thread) {
-        (*jni)->ExceptionClear(jni);
-        log_warning("heap=sites: no worker thread; default sites stay where they start");
-        return;
-    }
-    pthread_mutex_lock(&W.lock);
-    W.running = true;
-    pthread_mutex_unlock(&W.lock);
-    if (jvmti_failed(
-            jvmti, (*jvmti)->RunAgentThread(jvmti, thread, worker, NULL, JVMTI_THREAD_MIN_PRIORITY),
-            "RunAgentThread")) {
-        pthread_mutex_lock(&W.lock);
-        W.running = false;
-        pthread_mutex_unlock(&W.lock);
-    }
-}
-
-static void stop_worker(void)
-{
-    pthread_mutex_lock(&W.lock);
-    W.stopping = true;
-    pthread_cond_broadcast(&W.cond);
-    while (W.running)
-        pthread_cond_wait(&W.cond, &W.lock);
-    pthread_mutex_unlock(&W.lock);
-}
+struct heap_sites_state heap_sites_state = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
+_Atomic(uint64_t) heap_sites_stats[STAT_N];
+bool heap_sites_stats_on;
 
 /* ---- life cycle ------------------------------------------------------------------------ */
 
@@ -783,9 +48,9 @@ static void heap_sites_add_capabilities(const struct hprof_options *opts, jvmtiC
 
 static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
 {
-    cb->SampledObjectAlloc = on_sampled_alloc;
-    cb->VMObjectAlloc = on_vm_object_alloc;
-    cb->ObjectFree = on_object_free;
+    cb->SampledObjectAlloc = heap_sites_on_sampled_alloc;
+    cb->VMObjectAlloc = heap_sites_on_vm_object_alloc;
+    cb->ObjectFree = heap_sites_on_object_free;
     async_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
 }
 
@@ -796,47 +61,52 @@ static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
             (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
             "SetEventNotificationMode(SampledObjectAlloc)"))
         return -1;
-    if (!S.sampled && jvmti_failed(jvmti,
-                                   (*jvmti)->SetEventNotificationMode(
-                                       jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
-                                   "SetEventNotificationMode(VMObjectAlloc)"))
+    if (!heap_sites_state.sampled &&
+        jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
+            "SetEventNotificationMode(VMObjectAlloc)"))
         return -1;
     return 0;
 }
 
 static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
-    S.sampled = opts->sites_interval > 0;
-    S.interval = opts->sites_interval;
-    S.lineno = opts->lineno;
-    S.per_thread = opts->thread;
-    S.attached = live;
-    stats_on = env_knobs()->sites_stats;
+    heap_sites_state.sampled = opts->sites_interval > 0;
+    heap_sites_state.interval = opts->sites_interval;
+    heap_sites_state.lineno = opts->lineno;
+    heap_sites_state.per_thread = opts->thread;
+    heap_sites_state.attached = live;
+    heap_sites_stats_on = env_knobs()->sites_stats;
     /* AGCT walks only in the self-check: it is not exact here (doc/heap-sites.md). */
-    S.async_check = env_knobs()->sites_agct_check && async_stack_init() &&
-                    async_stack_enable_events(jvmti) == 0;
-    stats_on = stats_on || S.async_check; /* the check reports the counters */
+    heap_sites_state.async_check = env_knobs()->sites_agct_check && async_stack_init() &&
+                                   async_stack_enable_events(jvmti) == 0;
+    heap_sites_stats_on =
+        heap_sites_stats_on || heap_sites_state.async_check; /* the check reports the counters */
     /* Attached to a running VM, the heap may be large: tag every tracked object instead of
      * walking it to mark what was there before. */
-    S.defaults = !S.sampled && !live;
-    atomic_store(&S.tag_all, S.defaults);
-    if (sites_init() != 0 || (S.sampled && samples_init() != 0)) {
+    heap_sites_state.defaults = !heap_sites_state.sampled && !live;
+    atomic_store(&heap_sites_state.tag_all, heap_sites_state.defaults);
+    if (sites_init() != 0 || (heap_sites_state.sampled && samples_init() != 0)) {
         log_error("out of memory at start-up");
         return -1;
     }
     /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
      * for an interval of 1: now and then that is past a 16-byte object, which then goes
      * unsampled. Its interval 0 samples every allocation, which is what 1 promises. */
-    jint interval = (jint)(S.sampled && S.interval > 1 ? S.interval : 0);
+    jint interval =
+        (jint)(heap_sites_state.sampled && heap_sites_state.interval > 1 ? heap_sites_state.interval
+                                                                         : 0);
     if (jvmti_failed(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
                      "SetHeapSamplingInterval"))
         return -1;
-    if (S.sampled && jvmti_failed(jvmti,
-                                  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                                     JVMTI_EVENT_OBJECT_FREE, NULL),
-                                  "SetEventNotificationMode(ObjectFree)"))
+    if (heap_sites_state.sampled &&
+        jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
+            "SetEventNotificationMode(ObjectFree)"))
         return -1;
-    atomic_store(&S.tracking, true);
+    atomic_store(&heap_sites_state.tracking, true);
     return set_events(jvmti, JVMTI_ENABLE);
 }
 
@@ -859,22 +129,22 @@ static void heap_sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 {
     (void)jni;
     (void)thread;
-    if (S.async_check)
+    if (heap_sites_state.async_check)
         async_stack_prepare_class(jvmti, klass);
 }
 
 static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
-    if (S.async_check)
+    if (heap_sites_state.async_check)
         prepare_loaded(jvmti, jni);
-    pthread_mutex_lock(&S.control_lock);
-    if (S.defaults) {
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    if (heap_sites_state.defaults) {
         jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-        S.thread_class = tc ? (*jni)->NewGlobalRef(jni, tc) : NULL;
-        if (!S.thread_class) {
+        heap_sites_state.thread_class = tc ? (*jni)->NewGlobalRef(jni, tc) : NULL;
+        if (!heap_sites_state.thread_class) {
             (*jni)->ExceptionClear(jni);
-            S.defaults = false; /* every object tagged then */
+            heap_sites_state.defaults = false; /* every object tagged then */
         }
     }
     /* Each thread's current TLAB was handed out before sampling was armed, and the sampler
@@ -882,37 +152,41 @@ static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
      * hundreds of KB (all of a short main()) would go unseen. A collection retires them all.
      * Sampled mode attached to a running VM skips it (a full GC of a large heap) and may miss
      * a TLAB's worth of allocations per thread. */
-    if (!S.sampled || !S.attached)
+    if (!heap_sites_state.sampled || !heap_sites_state.attached)
         jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
-    if (S.defaults) {
-        classify_loaded(jvmti, jni);
+    if (heap_sites_state.defaults) {
+        heap_sites_classify_loaded(jvmti, jni);
         /* No guard needed: no application code has run, and the threads that have run
          * allocate classes of the boot loader only. */
-        walk_heap(jvmti, mark_untracked, NULL);
+        heap_sites_walk_heap(jvmti, heap_sites_mark_untracked, NULL);
     }
-    atomic_store(&S.tag_all, false);
-    pthread_mutex_unlock(&S.control_lock);
-    if (S.defaults)
-        start_worker(jvmti, jni);
+    atomic_store(&heap_sites_state.tag_all, false);
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
+    if (heap_sites_state.defaults)
+        heap_sites_start_worker(jvmti, jni);
 }
 
 static void heap_sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
     (void)jni;
-    stop_worker();
-    if (S.async_check) {
-        uint64_t ok = stats[STAT_ASYNC], declined = stats[STAT_ASYNC_FALLBACKS];
+    heap_sites_stop_worker();
+    if (heap_sites_state.async_check) {
+        uint64_t ok = heap_sites_stats[STAT_ASYNC],
+                 declined = heap_sites_stats[STAT_ASYNC_FALLBACKS];
         fprintf(stderr,
                 "HPROF: heap=sites AGCT check: %llu stacks compared, %llu differ; AGCT declined "
                 "%llu; mean ns: AGCT walked %llu, AGCT declined %llu, GetStackTrace %llu\n",
-                (unsigned long long)ok, (unsigned long long)stats[STAT_ASYNC_MISMATCHES],
+                (unsigned long long)ok, (unsigned long long)heap_sites_stats[STAT_ASYNC_MISMATCHES],
                 (unsigned long long)declined,
-                (unsigned long long)(ok ? stats[STAT_ASYNC_NS] / ok : 0),
-                (unsigned long long)(declined ? stats[STAT_ASYNC_FALLBACK_NS] / declined : 0),
-                (unsigned long long)(ok + declined ? stats[STAT_CHECK_NS] / (ok + declined) : 0));
+                (unsigned long long)(ok ? heap_sites_stats[STAT_ASYNC_NS] / ok : 0),
+                (unsigned long long)(declined ? heap_sites_stats[STAT_ASYNC_FALLBACK_NS] / declined
+                                              : 0),
+                (unsigned long long)(ok + declined
+                                         ? heap_sites_stats[STAT_CHECK_NS] / (ok + declined)
+                                         : 0));
     }
-    if (!stats_on)
+    if (!heap_sites_stats_on)
         return;
     unsigned long long in_use = 0;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
@@ -923,54 +197,56 @@ static void heap_sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
             "class misses %llu, VM-only allocations %llu, default moves %llu, "
             "sites %u, traces %u, malloc in use %llu KiB, AGCT stacks %llu, fallbacks %llu, "
             "mismatches %llu\n",
-            (unsigned long long)stats[STAT_ALLOCS], (unsigned long long)stats[STAT_TAGGED],
-            (unsigned long long)stats[STAT_STACK_MISSES],
-            (unsigned long long)stats[STAT_CLASS_MISSES], (unsigned long long)stats[STAT_VM_ALLOCS],
-            (unsigned long long)stats[STAT_MOVES], sites_end() - SITE_ID_FIRST, traces_count(),
-            in_use / 1024, (unsigned long long)stats[STAT_ASYNC],
-            (unsigned long long)stats[STAT_ASYNC_FALLBACKS],
-            (unsigned long long)stats[STAT_ASYNC_MISMATCHES]);
+            (unsigned long long)heap_sites_stats[STAT_ALLOCS],
+            (unsigned long long)heap_sites_stats[STAT_TAGGED],
+            (unsigned long long)heap_sites_stats[STAT_STACK_MISSES],
+            (unsigned long long)heap_sites_stats[STAT_CLASS_MISSES],
+            (unsigned long long)heap_sites_stats[STAT_VM_ALLOCS],
+            (unsigned long long)heap_sites_stats[STAT_MOVES], sites_end() - SITE_ID_FIRST,
+            traces_count(), in_use / 1024, (unsigned long long)heap_sites_stats[STAT_ASYNC],
+            (unsigned long long)heap_sites_stats[STAT_ASYNC_FALLBACKS],
+            (unsigned long long)heap_sites_stats[STAT_ASYNC_MISMATCHES]);
 }
 
 static void heap_sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
     (void)thread;
-    site_thread_free(jni); /* ThreadEnd runs on the ending thread */
+    heap_sites_thread_free(jni); /* ThreadEnd runs on the ending thread */
 }
 
 /* ---- control --------------------------------------------------------------------------- */
 
 static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
 {
-    pthread_mutex_lock(&S.control_lock);
-    if (atomic_load(&S.tracking) != on) {
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    if (atomic_load(&heap_sites_state.tracking) != on) {
         if (!on) {
-            if (S.defaults) {
+            if (heap_sites_state.defaults) {
                 /* What is untagged now is default-site; give it explicit tags before
                  * untracked objects start to appear. */
-                atomic_store(&S.tag_all, true);
-                walk_heap(jvmti, pin_defaults, NULL);
+                atomic_store(&heap_sites_state.tag_all, true);
+                heap_sites_walk_heap(jvmti, heap_sites_pin_defaults, NULL);
             }
-            atomic_store(&S.tracking, false);
+            atomic_store(&heap_sites_state.tracking, false);
             set_events(jvmti, JVMTI_DISABLE);
         } else {
             set_events(jvmti, JVMTI_ENABLE);
-            atomic_store(&S.tracking, true);
+            atomic_store(&heap_sites_state.tracking, true);
             /* As at start-up: the sampler skips the rest of every TLAB handed out while it
              * was off (JDK 17), so retire them all; what they held is marked untracked. */
-            if (!S.sampled)
+            if (!heap_sites_state.sampled)
                 jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti),
                              "ForceGarbageCollection");
-            if (S.defaults) {
-                classify_loaded(jvmti, jni); /* classes first seen while off */
-                walk_heap(jvmti, mark_untracked, NULL);
-                atomic_store(&S.guard_until, clock_coarse_ns() + WALK_GUARD_NS);
-                atomic_store(&S.tag_all, false);
+            if (heap_sites_state.defaults) {
+                heap_sites_classify_loaded(jvmti, jni); /* classes first seen while off */
+                heap_sites_walk_heap(jvmti, heap_sites_mark_untracked, NULL);
+                atomic_store(&heap_sites_state.guard_until, clock_coarse_ns() + WALK_GUARD_NS);
+                atomic_store(&heap_sites_state.tag_all, false);
             }
         }
     }
-    pthread_mutex_unlock(&S.control_lock);
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
 }
 
 static void heap_sites_control(const struct control_request *req)
@@ -995,7 +271,8 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
     struct live_counts *lc = user_data;
     uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
     if (tag == 0) {
-        struct site_class *k = S.defaults ? default_class(class_tag) : NULL;
+        struct site_class *k =
+            heap_sites_state.defaults ? heap_sites_default_class(class_tag) : NULL;
         site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
     }
     if (site >= SITE_ID_FIRST && site < lc->end) {
@@ -1008,8 +285,8 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
 /* Fills live counts for every site id below lc->end. */
 static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
 {
-    if (!S.sampled) {
-        walk_heap(jvmti, count_live, lc);
+    if (!heap_sites_state.sampled) {
+        heap_sites_walk_heap(jvmti, count_live, lc);
         return;
     }
     /* ObjectFree events of objects already collected are posted lazily (JDK 16+): changing
@@ -1058,7 +335,7 @@ static uint64_t row_key(const void *row, void *ctx)
 static uint64_t alloc_count(_Atomic(uint64_t) *field)
 {
     uint64_t v = atomic_load_explicit(field, memory_order_relaxed);
-    return S.sampled ? sites_weight_round(v) : v;
+    return heap_sites_state.sampled ? sites_weight_round(v) : v;
 }
 
 static void heap_sites_dump(const struct dump_request *req)
@@ -1066,7 +343,7 @@ static void heap_sites_dump(const struct dump_request *req)
     if (!(req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)))
         return;
     jvmtiEnv *jvmti = req->jvmti;
-    pthread_mutex_lock(&S.control_lock);
+    pthread_mutex_lock(&heap_sites_state.control_lock);
     if (req->flags & HPROF_SITES_FORCE_GC)
         (*jvmti)->ForceGarbageCollection(jvmti);
 
@@ -1145,14 +422,14 @@ done:
     free(rows);
     free(lc.objs);
     free(lc.bytes);
-    pthread_mutex_unlock(&S.control_lock);
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
 }
 
 uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
 {
     uint64_t site = tag_site(tag);
     if (tag == 0) {
-        struct site_class *k = S.defaults ? sites_class_peek(class_serial) : NULL;
+        struct site_class *k = heap_sites_state.defaults ? sites_class_peek(class_serial) : NULL;
         uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
         if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
             site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
