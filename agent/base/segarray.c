@@ -24,3 +24,12 @@ uint32_t segarray_append(struct segarray *a)
     atomic_store_explicit(&a->count, i + 1, memory_order_release);
     return i;
 }
+
+void segarray_free(struct segarray *a)
+{
+    for (uint32_t c = 0; c < SEG_CHUNKS; c++) {
+        free(atomic_load_explicit(&a->chunks[c], memory_order_relaxed));
+        atomic_store_explicit(&a->chunks[c], NULL, memory_order_relaxed);
+    }
+    atomic_store_explicit(&a->count, 0, memory_order_relaxed);
+}

@@ -23,6 +23,8 @@ void segarray_init(struct segarray *a, size_t elem_size);
 /* Appends a zeroed element, returns its index or UINT32_MAX when full or out of memory.
  * Callers serialise appends (the table's lock); readers may run concurrently. */
 uint32_t segarray_append(struct segarray *a);
+/* Frees every chunk; the array is empty again (elements' own allocations are the caller's). */
+void segarray_free(struct segarray *a);
 
 static inline void *segarray_at(struct segarray *a, uint32_t i)
 {

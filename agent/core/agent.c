@@ -100,6 +100,17 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     output_close();
 }
 
+/* Frees the tables: after a failed start no event can reach them any more. */
+static void teardown_tables(void)
+{
+    emit_reset();
+    threads_teardown();
+    traces_teardown();
+    frames_teardown();
+    classes_teardown();
+    strings_teardown();
+}
+
 static int init_tables(void)
 {
     if (strings_init() || classes_init() || frames_init(options.lineno) ||
@@ -199,17 +210,23 @@ static enum start_result start_agent(JavaVM *vm, const char *option_string, bool
             enabled_profiles[nenabled++] = all_profiles[i];
     dump_set_profiles(enabled_profiles, nenabled);
 
-    if (init_tables() != 0)
+    if (init_tables() != 0) {
+        teardown_tables();
         return START_FAILED;
+    }
     if (output_open(&options, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
+        teardown_tables();
         return START_FAILED;
     }
     emit_first_records();
     if (setup_jvmti(jvmti, live) != 0) {
         /* Attached, the JVM unloads the library after a failure: no event may reach it. */
-        if (live)
+        if (live) {
             (*jvmti)->DisposeEnvironment(jvmti);
+            output_close();
+            teardown_tables(); /* no event can come any more */
+        }
         return START_FAILED;
     }
     started_live = live;

@@ -106,3 +106,14 @@ void classes_mark_unloaded(uint32_t serial)
         return;
     ((struct class_info *)segarray_at(&entries, serial - 1))->unloaded = true;
 }
+
+void classes_teardown(void)
+{
+    uint32_t n = segarray_count(&entries);
+    for (uint32_t i = 0; i < n; i++) {
+        struct class_info *c = segarray_at(&entries, i);
+        free((char *)c->name);
+        free((char *)c->signature);
+    }
+    segarray_free(&entries);
+}

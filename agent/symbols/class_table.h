@@ -35,4 +35,7 @@ uint32_t classes_count(void);
 /* Called when a class object's tag is freed (ObjectFree): the class was unloaded. */
 void classes_mark_unloaded(uint32_t serial);
 
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void classes_teardown(void);
+
 #endif

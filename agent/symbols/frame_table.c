@@ -189,3 +189,15 @@ void frames_method_label(uint32_t serial, char *buf, size_t len)
     else
         snprintf(buf, len, "%s.%s", view.class_name, view.method_name);
 }
+
+void frames_teardown(void)
+{
+    uint32_t n = segarray_count(&methods);
+    for (uint32_t i = 0; i < n; i++)
+        free(((struct method_info *)segarray_at(&methods, i))->lines);
+    segarray_free(&methods);
+    segarray_free(&frames);
+    keymap_free(methods_by_id);
+    keymap_free(frames_by_key);
+    methods_by_id = frames_by_key = NULL;
+}

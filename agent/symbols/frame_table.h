@@ -39,6 +39,9 @@ const struct frame_info *frames_get(uint32_t serial);
 /* Fills the writer's view of a frame (pointers stay valid for the process's life). */
 void frames_describe(uint32_t serial, struct hprof_frame *out);
 
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void frames_teardown(void);
+
 /* "java.lang.String.hashCode": class and method name of a frame, for ranked reports. */
 void frames_method_label(uint32_t serial, char *buf, size_t len);
 

@@ -53,3 +53,13 @@ const char *strings_text(hprof_id id)
         return NULL;
     return ((struct string_entry *)segarray_at(&entries, (uint32_t)(id - 1)))->text;
 }
+
+void strings_teardown(void)
+{
+    uint32_t n = segarray_count(&entries);
+    for (uint32_t i = 0; i < n; i++)
+        free((char *)((struct string_entry *)segarray_at(&entries, i))->text);
+    segarray_free(&entries);
+    keymap_free(index_by_text);
+    index_by_text = NULL;
+}

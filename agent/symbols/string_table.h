@@ -17,4 +17,7 @@ hprof_id strings_intern(const char *s);
 /* The text of an id (stable for the life of the process); NULL for 0 or unknown ids. */
 const char *strings_text(hprof_id id);
 
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void strings_teardown(void);
+
 #endif

@@ -152,3 +152,8 @@ jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id)
     jvmti_free(jvmti, threads);
     return found;
 }
+
+void threads_teardown(void)
+{
+    segarray_free(&entries);
+}

@@ -22,6 +22,8 @@ struct thread_info {
 };
 
 int threads_init(void);
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void threads_teardown(void);
 
 /* The entry of thread (NULL = the current thread), registering it on first sight. */
 struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);

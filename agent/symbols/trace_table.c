@@ -127,3 +127,13 @@ void traces_top_label(uint32_t serial, char *buf, size_t len)
     }
     frames_method_label(t->frames[0], buf, len);
 }
+
+void traces_teardown(void)
+{
+    uint32_t n = segarray_count(&traces);
+    for (uint32_t i = 0; i < n; i++)
+        free(((struct trace_info *)segarray_at(&traces, i))->frames);
+    segarray_free(&traces);
+    keymap_free(traces_by_key);
+    traces_by_key = NULL;
+}

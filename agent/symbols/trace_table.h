@@ -28,6 +28,9 @@ void traces_set_depth(int depth);
 uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
                        uint32_t thread_serial);
 
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void traces_teardown(void);
+
 const struct trace_info *traces_get(uint32_t serial);
 uint32_t traces_count(void);
 
