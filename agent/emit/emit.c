@@ -154,34 +154,28 @@ void emit_thread(struct hprof_writer *w, uint32_t serial)
     w->ops->thread_start(w, &view);
 }
 
-void emit_threads_known(void)
+/* Under the lock: one(w, serial) for serials first..last. */
+static void emit_range(void (*one)(struct hprof_writer *, uint32_t), uint32_t first, uint32_t last)
 {
     struct hprof_writer *w = emit_begin();
-    if (w) {
-        uint32_t n = threads_count();
-        for (uint32_t serial = 1; serial <= n; serial++)
-            emit_thread(w, serial);
-    }
+    for (uint32_t serial = first; w && serial <= last; serial++)
+        one(w, serial);
     emit_end();
+}
+
+void emit_threads_known(void)
+{
+    emit_range(emit_thread, 1, threads_count());
 }
 
 void emit_thread_start(uint32_t serial)
 {
-    struct hprof_writer *w = emit_begin();
-    if (w)
-        emit_thread(w, serial);
-    emit_end();
+    emit_range(emit_thread, serial, serial);
 }
 
 void emit_traces_known(void)
 {
-    struct hprof_writer *w = emit_begin();
-    if (w) {
-        uint32_t n = traces_count();
-        for (uint32_t serial = 1; serial <= n; serial++)
-            emit_trace(w, serial);
-    }
-    emit_end();
+    emit_range(emit_trace, 1, traces_count());
 }
 
 void emit_thread_end(uint32_t serial)
