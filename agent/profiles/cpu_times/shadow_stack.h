@@ -37,6 +37,15 @@ struct shadow_child;
  * empty stack), len frames in all. It owns the counters of the calls made from it: one per
  * callee (and depth), in a small hash table of its own, so the calls one activation makes
  * touch a few neighbouring cache lines. */
+/* The counters of the calls of one callee (frame, depth) from one node. key 0 = empty slot
+ * (class number 0 is never used). */
+struct shadow_child {
+    _Atomic(uint64_t) key;    /* frame | depth << 16 (method numbers are below 65536) */
+    struct shadow_node *node; /* the callee's top of stack */
+    _Atomic(uint64_t) calls;
+    _Atomic(uint64_t) self;
+};
+
 struct shadow_node {
     struct shadow_child *children; /* replaced only under the thread's grow_lock */
     uint32_t mask, count;          /* children: mask + 1 slots (0 = none yet) */
@@ -82,6 +91,7 @@ struct shadow_stats shadow_thread_stats(const struct shadow_thread *t);
 uint32_t shadow_node_count(const struct shadow_thread *t);
 const struct shadow_node *shadow_node_at(const struct shadow_thread *t, uint32_t i);
 /* The node's frames, top first, at most max of them; returns how many were written. */
+size_t shadow_frames_of(const struct shadow_node *node, shadow_frame *out, size_t max);
 size_t shadow_node_frames(const struct shadow_thread *t, uint32_t i, shadow_frame *out, size_t max);
 uint32_t shadow_method_count(const struct shadow_thread *t);
 const struct shadow_method *shadow_method_at(const struct shadow_thread *t, uint32_t i);
