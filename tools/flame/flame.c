@@ -306,12 +306,16 @@ int flame_write_html(const struct flame_tree *t, const struct flame_html_info *i
 {
     const char *tpl = flame_template;
     static const char *const marks[] = {"@TITLE@", "@SUBTITLE@", "@DATA@"};
-    for (size_t m = 0; m < 3; m++) {
-        const char *at = strstr(tpl, marks[m]);
-        if (!at) {
-            errno = EINVAL;
-            return -1;
+    for (;;) { /* copy the template up to its next mark, then what the mark stands for */
+        const char *at = NULL;
+        size_t m = 0;
+        for (size_t i = 0; i < 3; i++) {
+            const char *x = strstr(tpl, marks[i]);
+            if (x && (!at || x < at))
+                at = x, m = i;
         }
+        if (!at)
+            break;
         fwrite(tpl, 1, (size_t)(at - tpl), f);
         tpl = at + strlen(marks[m]);
         if (m == 0)
