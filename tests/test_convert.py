@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 mode, CONVERT, READ, JAVA_HOME, AGENT = [sys.argv[1]] + [os.path.abspath(a) for a in sys.argv[2:6]]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -281,6 +282,41 @@ elif mode == "html":
               f"{name}: page total {status and status.group(1)}, ours {total}")
         title = re.search(r'<h1 id="title">(.*?)</h1>', dom)
         check(title and MEASURES[kind][0] in title.group(1), f"{name}: title {title}")
+        if name in ("sites-b", "samples-b"):
+            # search and zoom through the address (#search=RE&zoom=NAME): the matched share is
+            # the stacks holding a matching frame, each once; the zoomed frame's value is that
+            # of the first node of that name in the tree (siblings in name order)
+            stacks = collapsed(path, kind, MEASURES[kind][0])
+            pattern, zoom = r"Work\.(ints|spin)$", "Work.main"
+            want_match = sum(n for f, n in stacks if any(re.search(pattern, x) for x in f))
+            tree = {}
+            for frames, n in stacks:
+                node = tree
+                for f in frames:
+                    node = node.setdefault(f, [0, {}])
+                    node[0] += n
+                    node = node[1]
+
+            def first(node):
+                for f in sorted(node):
+                    if f == zoom:
+                        return node[f][0]
+                    v = first(node[f][1])
+                    if v is not None:
+                        return v
+            want_zoom = first(tree)
+            url = "file://" + out + "#search=" + urllib.parse.quote(pattern) + "&zoom=" + zoom
+            dom = run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                       f"--user-data-dir={prof}", "--virtual-time-budget=5000", "--dump-dom",
+                       url], timeout=120).stdout
+            m = re.search(r'<span id="matched" data-value="(\d+)">matched: ([\d.]+)%', dom)
+            check(m and int(m.group(1)) == want_match and want_match > 0,
+                  f"{name}: search matched {m and m.groups()}, ours {want_match}")
+            v = re.search(r'<span id="view" data-value="(\d+)">zoomed on ([^ <]+)', dom)
+            check(v and int(v.group(1)) == want_zoom and v.group(2) == zoom,
+                  f"{name}: zoom {v and v.groups()}, ours {want_zoom}")
+            errors = re.search(r'<pre id="errors">(.*?)</pre>', dom, re.S)
+            check(errors and errors.group(1).strip() == "", f"{name}: script errors {errors}")
     shutil.rmtree(prof, ignore_errors=True)
 
 shutil.rmtree(work, ignore_errors=True)
