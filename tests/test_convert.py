@@ -62,6 +62,10 @@ if mode == "html" and not CHROMIUM:
 
 work = tempfile.mkdtemp(prefix="hprof-convert-")
 os.chdir(work)
+# go and chromium want a home for their caches; a CI shell may have none
+os.environ.setdefault("HOME", work)
+os.environ.setdefault("GOCACHE", os.path.join(work, "gocache"))
+os.environ["PPROF_TMPDIR"] = work  # where pprof would save fetched profiles
 r = run([javac, "-g", "-d", "classes", os.path.join(HERE, "convert", "Work.java")])
 assert r.returncode == 0, r.stderr
 
