@@ -213,6 +213,20 @@ if mode == "totals":
               f"{what}: message {msg!r} should be one line naming {words!r}")
         check(r.stdout == "", f"{what}: wrote to stdout")
         check(set(os.listdir(work)) == before, f"{what}: left {set(os.listdir(work)) - before}")
+    # an output that is not a regular file is written in place, never replaced by a rename
+    # (a rename over /dev/null would put a plain file in its place)
+    open("target.txt", "w").close()
+    os.symlink("target.txt", "link.txt")
+    r = run([CONVERT, "-o", "link.txt", good])
+    check(r.returncode == 0 and os.path.islink("link.txt") and os.path.getsize("target.txt") > 0,
+          f"symlink output: {r.stderr} islink={os.path.islink('link.txt')}")
+    os.mkfifo("fifo")
+    reader = subprocess.Popen(["cat", "fifo"], stdout=subprocess.PIPE)
+    r = run([CONVERT, "-o", "fifo", good], timeout=60)
+    got = reader.communicate(timeout=60)[0]
+    import stat
+    check(r.returncode == 0 and stat.S_ISFIFO(os.lstat("fifo").st_mode) and
+          got.endswith(b"\n") and b";" in got, f"fifo output: {r.stderr} {got[:80]!r}")
     r = run([CONVERT, "-o", "ok.html", good])
     check(r.returncode == 0 and os.path.getsize("ok.html") > 0, "a good file converts")
     check([f for f in os.listdir(work) if ".tmp." in f] == [], "temporary file left behind")

@@ -290,7 +290,23 @@ int main(int argc, char **argv)
     j.measure_name = hprof_section_measure(j.s->kind, j.m);
 
     int rc;
-    if (!output || !strcmp(output, "-")) {
+    struct stat st;
+    if (output && strcmp(output, "-") && lstat(output, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device (/dev/null), a pipe or a symbolic link: written in place, never replaced
+         * by a renamed file */
+        FILE *f = fopen(output, "w");
+        if (!f) {
+            rc = fail(2, "cannot open %s: %s", output, strerror(errno));
+        } else {
+            errno = 0;
+            rc = write_output(&j, f);
+            int e = errno;
+            if (fclose(f) && !rc)
+                rc = -1, e = errno;
+            if (rc)
+                rc = fail(2, "writing %s failed: %s", output, strerror(e ? e : EIO));
+        }
+    } else if (!output || !strcmp(output, "-")) {
         rc = write_output(&j, stdout);
         if (fflush(stdout) || rc)
             rc = fail(2, "writing the output failed: %s", strerror(errno ? errno : EIO));
