@@ -255,6 +255,15 @@ elif mode == "pprof":
             want = sum(n for _, n in collapsed(path, kind, measure))
             check(sums[i] == want, f"{name} {measure} ({types[i]}): pprof total {sums[i]}, "
                                    f"collapsed {want}")
+        # line numbers: Work.ints allocates on its own line of Work.java
+        if name in ("sites-b", "samples-b"):
+            src = open(os.path.join(HERE, "convert", "Work.java")).read().splitlines()
+            want = 1 + next(i for i, l in enumerate(src) if "static int[] ints(" in l)
+            locs = raw.stdout.split("Locations", 1)[1]
+            if name == "sites-b":
+                check(f"Work.ints Work.java:{want} " in locs, f"{name}: no Work.ints line {want}")
+            check(re.search(r"Work\.\w+ Work\.java:\d+ ", locs) is not None,
+                  f"{name}: no Work.java line in the locations")
         # -top's first entry (flat, measure 0) is our hottest leaf with its value
         top = run(["go", "tool", "pprof", "-top", "-nodecount=3", "-sample_index=0",
                    "-unit=minimum", out]).stdout
