@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the build and test dependencies from Debian (as root, or with sudo) and configures
-# the build directory `build/`. Safe to run again.
+# the build directory `build/`. Safe to run again. golang-go (go tool pprof) and chromium (headless)
+# are for the tests of hprof-convert.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(meson ninja-build gcc pkg-config check zlib1g-dev openjdk-17-jdk-headless junit5 visualvm python3)
+pkgs=(meson ninja-build gcc pkg-config check zlib1g-dev openjdk-17-jdk-headless junit5 visualvm python3 golang-go chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -366,6 +366,45 @@ START_TEST(test_ascii_times_old_monitors)
 }
 END_TEST
 
+/* ascii ms rows: the total shared by largest remainder, not each row rounded on its own */
+START_TEST(test_ascii_ms_shared)
+{
+    FILE *f = fopen(tmp("ms.txt"), "w");
+    /* 7 ms over rows of 33.33% 33.33% 33.34% (all rows): 2.33 + 2.33 + 2.33 rounded alone
+     * give 6; shared, the largest remainder (the third row) gets the 7th ms */
+    fputs("JAVA PROFILE 1.0.1, created Sat Nov 21 04:53:34 2026\n\n--------\n\n"
+          "TRACE 300001: (thread=200001)\n\tA.a(A.java:1)\n"
+          "TRACE 300002: (thread=200001)\n\tA.b(A.java:2)\n"
+          "TRACE 300003: (thread=200001)\n\tA.c(A.java:3)\n"
+          "CPU TIME (ms) BEGIN (total = 7) Sat Nov 21 04:53:38 2026\n"
+          "rank   self  accum   count trace method\n"
+          "   1 33.33% 33.33%       1 300001 A.a\n"
+          "   2 33.33% 66.66%       1 300002 A.b\n"
+          "   3 33.34% 100.00%       1 300003 A.c\n"
+          "CPU TIME (ms) END\n"
+          /* rows cut off: they hold 50% of 9 ms -> 5 (4.5 rounded) shared, not all 9 */
+          "MONITOR TIME BEGIN (total = 9 ms) Sat Nov 21 04:53:38 2026\n"
+          "rank   self  accum   count trace monitor\n"
+          "   1 30.00% 30.00%       1 300001 java.lang.Object (Java)\n"
+          "   2 20.00% 50.00%       1 300002 java.lang.Object (Java)\n"
+          "MONITOR TIME END\n",
+          f);
+    fclose(f);
+    struct hprof_profile *p = load(tmp("ms.txt"), 0);
+    const struct hprof_section *s = &p->sections[HPROF_CPU_TIME];
+    ck_assert_uint_eq(s->nrows, 3);
+    ck_assert_uint_eq(s->rows[0].v[0], 2);
+    ck_assert_uint_eq(s->rows[1].v[0], 2);
+    ck_assert_uint_eq(s->rows[2].v[0], 3);
+    s = &p->sections[HPROF_MONITOR_TIME];
+    ck_assert_uint_eq(s->nrows, 2);
+    ck_assert_uint_eq(s->rows[0].v[0] + s->rows[1].v[0], 5);
+    ck_assert_uint_eq(s->rows[0].v[0], 3); /* 3.0 of 5 */
+    ck_assert_uint_eq(s->rows[1].v[0], 2);
+    hprof_profile_free(p);
+}
+END_TEST
+
 /* Files of real runs (java -agentpath:libhprof.so=..., tests/data/profile/README) */
 START_TEST(test_real_runs)
 {
@@ -492,6 +531,7 @@ int main(void)
     tcase_add_test(tc, test_stdin);
     tcase_add_test(tc, test_two_dumps);
     tcase_add_test(tc, test_ascii_times_old_monitors);
+    tcase_add_test(tc, test_ascii_ms_shared);
     tcase_add_test(tc, test_real_runs);
     tcase_add_test(tc, test_truncated);
     tcase_add_test(tc, test_bad_input);
