@@ -1,6 +1,7 @@
 #include "dump.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "log.h"
 #include "output.h"
@@ -10,6 +11,9 @@ static const struct hprof_profile *const *active;
 static size_t nactive;
 /* One dump at a time: a SIGQUIT during the exit dump waits rather than interleaving. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+/* net=: a heap dump waits this long for the output before it (an earlier dump still going
+ * to a slow peer) to leave the send spool; past it the heap dump is refused. */
+#define DUMP_SEND_WAIT_MS 60000
 
 void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
 {
@@ -31,17 +35,35 @@ void dump_write_traces(void)
 void dump_all(const struct dump_request *req)
 {
     pthread_mutex_lock(&dump_lock);
+    struct dump_request r = *req;
+    uint64_t left;
+    if ((r.sections & DUMP_HEAP) && !output_wait_sent(DUMP_SEND_WAIT_MS, &left)) {
+        log_warning("heap dump refused: %.1f MB of earlier output were still waiting to be "
+                    "sent to %s after %d s (the receiver reads slowly)",
+                    (double)left / 1048576.0, output_name(), DUMP_SEND_WAIT_MS / 1000);
+        r.sections &= ~(unsigned)DUMP_HEAP;
+    }
     log_info("dumping profile to %s ...", output_name());
     for (size_t i = 0; i < nactive; i++)
         if (active[i]->dump)
-            active[i]->dump(req);
-    if (req->sections & DUMP_TRACES)
+            active[i]->dump(&r);
+    if (r.sections & DUMP_TRACES)
         dump_write_traces();
     struct hprof_writer *w = output_lock();
-    if (w)
+    bool ok = w != NULL;
+    if (w) {
         w->ops->flush(w);
+        ok = !sink_failed(w->sink);
+    }
     output_unlock();
-    log_info("dump to %s done", output_name());
+    if (ok && !output_wait_sent(0, &left))
+        log_info("dump to %s done; %.1f MB of it still being sent", output_name(),
+                 (double)left / 1048576.0);
+    else if (ok)
+        log_info("dump to %s done", output_name());
+    else
+        /* The write error itself was reported once, where it happened. */
+        log_info("dump to %s failed: the output could not be written", output_name());
     pthread_mutex_unlock(&dump_lock);
 }
 
