@@ -11,7 +11,8 @@ measures the longest time it was held up) with heap=dump,format=b,doe=n:
   net   net=127.0.0.1:PORT to slow-peer reading RATE bytes/s, one DUMP HEAP command 3 s after
         the connection.
 Prints, per mode, the median over the runs of: the longest application stall during the run
-(the pause), the dump's own time (the agent's verbose line), the bytes the dump made, the
+(the pause), the longest a thread start took (its THREAD START/END records are written to
+the same output), the dump's own time (the agent's verbose line), the bytes the dump made, the
 process's CPU time and wall time (the net run's wall time includes the agent sending the dump
 at the peer's pace before the VM ends), and for net the seconds the peer took to receive it all.
 Loopback only. The figures depend on the machine: say whether it was shared.
@@ -53,8 +54,10 @@ def children_cpu():
 
 def parse(out, err):
     m = re.search(r"max stall ([0-9.]+) ms", out)
+    t = re.search(r"max thread start ([0-9.]+) ms", out)
     d = re.search(r"heap dump: \d+ objects \([0-9.]+ MB of heap\), \d+ roots, ([0-9.]+) s", err)
-    return (float(m.group(1)) if m else float("nan"), float(d.group(1)) if d else float("nan"))
+    return (float(m.group(1)) if m else float("nan"), float(t.group(1)) if t else float("nan"),
+            float(d.group(1)) if d else float("nan"))
 
 
 def run_file(a, work, classes):
@@ -71,8 +74,8 @@ def run_file(a, work, classes):
     p.send_signal(signal.SIGQUIT)
     rest, err = p.communicate(timeout=600)
     wall, cpu = time.time() - t0, children_cpu() - cpu0
-    stall, dump_s = parse(rest, err)
-    return {"stall_ms": stall, "dump_s": dump_s, "bytes": os.path.getsize(out), "cpu_s": cpu,
+    stall, start_ms, dump_s = parse(rest, err)
+    return {"stall_ms": stall, "start_ms": start_ms, "dump_s": dump_s, "bytes": os.path.getsize(out), "cpu_s": cpu,
             "wall_s": wall}
 
 
@@ -95,9 +98,9 @@ def run_net(a, work, classes):
     wall = time.time() - t0
     peer_out, _ = peer.communicate(timeout=900)
     cpu = children_cpu() - cpu0  # the JVM and slow-peer
-    stall, dump_s = parse(rest, err)
+    stall, start_ms, dump_s = parse(rest, err)
     m = re.search(r"bytes (\d+) seconds ([0-9.]+) end (\S+)", peer_out)
-    return {"stall_ms": stall, "dump_s": dump_s, "bytes": os.path.getsize(saved), "cpu_s": cpu,
+    return {"stall_ms": stall, "start_ms": start_ms, "dump_s": dump_s, "bytes": os.path.getsize(saved), "cpu_s": cpu,
             "wall_s": wall, "peer_s": float(m.group(2)) if m else float("nan"),
             "peer_end": m.group(3) if m else "?", "errors": [l for l in err.splitlines() if "ERROR" in l]}
 
@@ -128,8 +131,10 @@ def main():
             print("  %s run: %s" % (mode, r))
         med = {k: statistics.median(r[k] for r in rows) for k in rows[0]
                if isinstance(rows[0][k], float) or isinstance(rows[0][k], int)}
-        print("%-4s median: pause %.1f ms, dump %.2f s, %.2f MB, CPU %.2f s, wall %.1f s%s" %
-              (mode, med["stall_ms"], med["dump_s"], med["bytes"] / 1e6, med["cpu_s"], med["wall_s"],
+        print("%-4s median: pause %.1f ms, longest thread start %.1f ms, dump %.2f s, %.2f MB, "
+              "CPU %.2f s, wall %.1f s%s" %
+              (mode, med["stall_ms"], med["start_ms"], med["dump_s"], med["bytes"] / 1e6, med["cpu_s"],
+               med["wall_s"],
                ", peer received all in %.1f s" % med["peer_s"] if "peer_s" in med else ""))
 
 
