@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "log.h"
 #include "output.h"
@@ -12,8 +13,16 @@ static size_t nactive;
 /* One dump at a time: a SIGQUIT during the exit dump waits rather than interleaving. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 /* net=: a heap dump waits this long for the output before it (an earlier dump still going
- * to a slow peer) to leave the send spool; past it the heap dump is refused. */
+ * to a slow peer) to leave the send spool; past it the heap dump is refused.
+ * HPROF_DUMP_SEND_WAIT_MS in the environment changes it (tests). */
 #define DUMP_SEND_WAIT_MS 60000
+
+static int send_wait_ms(void)
+{
+    const char *e = getenv("HPROF_DUMP_SEND_WAIT_MS");
+    long v = e && *e ? strtol(e, NULL, 10) : -1;
+    return v >= 0 && v <= DUMP_SEND_WAIT_MS ? (int)v : DUMP_SEND_WAIT_MS;
+}
 
 void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
 {
@@ -37,10 +46,11 @@ void dump_all(const struct dump_request *req)
     pthread_mutex_lock(&dump_lock);
     struct dump_request r = *req;
     uint64_t left;
-    if ((r.sections & DUMP_HEAP) && !output_wait_sent(DUMP_SEND_WAIT_MS, &left)) {
+    int wait_ms = send_wait_ms();
+    if ((r.sections & DUMP_HEAP) && !output_wait_sent(wait_ms, &left)) {
         log_warning("heap dump refused: %.1f MB of earlier output were still waiting to be "
-                    "sent to %s after %d s (the receiver reads slowly)",
-                    (double)left / 1048576.0, output_name(), DUMP_SEND_WAIT_MS / 1000);
+                    "sent to %s after %.1f s (the receiver reads slowly)",
+                    (double)left / 1048576.0, output_name(), wait_ms / 1000.0);
         r.sections &= ~(unsigned)DUMP_HEAP;
     }
     log_info("dumping profile to %s ...", output_name());

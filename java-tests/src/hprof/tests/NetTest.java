@@ -713,6 +713,44 @@ class NetTest {
         }
     }
 
+    /** A second DUMP HEAP while the first is still waiting for the peer (which reads nothing):
+     * it waits (here 1 s, HPROF_DUMP_SEND_WAIT_MS) for the first to drain, then is refused
+     * with one line; the program never waits for the peer. */
+    @Test
+    void secondDumpWaitsForTheFirstThenIsRefused() throws Exception {
+        Path dir = Jvm.workDir("net-second-dump");
+        List<String> args = List.of(Jvm.agentpath("heap=dump,format=b,doe=n,net=127.0.0.1:"));
+        try (Peer peer = new Peer(InetAddress.getByName("127.0.0.1"), 4096)) {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(Jvm.defaultJdk().resolve("bin/java").toString());
+            cmd.add(args.get(0) + peer.port());
+            cmd.addAll(List.of("-cp", Jvm.programs().toString(), "NetTarget", dir.resolve("stop").toString(), "quiet"));
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
+                    .redirectOutput(dir.resolve("target.out").toFile()).redirectError(dir.resolve("target.err").toFile());
+            pb.environment().put("HPROF_DUMP_SEND_WAIT_MS", "1000");
+            Process p = pb.start();
+            try {
+                peer.accept(false);
+                await(() -> read(dir.resolve("target.out")).contains("target ready"), "target ready", 60_000);
+                long start = System.nanoTime();
+                peer.send(cat(cmd(DUMP_HEAP, 1), cmd(DUMP_HEAP, 2)));
+                await(() -> read(dir.resolve("target.err")).contains("HPROF WARNING: heap dump refused: "),
+                        "the refusal", 30_000);
+                double seconds = (System.nanoTime() - start) / 1e9;
+                Files.writeString(dir.resolve("stop"), "stop");
+                assertTrue(p.waitFor(90, TimeUnit.SECONDS), "the program did not end");
+                String err = read(dir.resolve("target.err"));
+                assertEquals(0, p.exitValue(), err);
+                assertEquals(1, count(err, "HPROF WARNING: heap dump refused: "), err);
+                assertTrue(err.contains("were still waiting to be sent to 127.0.0.1:" + peer.port()
+                        + " after 1.0 s (the receiver reads slowly)"), err);
+                assertTrue(seconds >= 1 && seconds < 9, "refused after " + seconds + " s\n" + err);
+            } finally {
+                p.destroyForcibly().waitFor();
+            }
+        }
+    }
+
     /** Commands still queued when EXIT THE VM ends the VM are not run: one line says how many,
      * and the peer's stream ends cleanly (end of stream, not a reset) after the whole exit
      * output, which reads as a complete file. */
