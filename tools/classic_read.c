@@ -312,7 +312,8 @@ int classic_read(const char *path, const uint8_t *data, size_t len, bool json, b
                        " null, but %zu non-null references are written",
                        t_refs, t_nulls, nrefs);
     }
-    qsort(recs, nrecs, sizeof *recs, cmp_crec);
+    if (nrecs > 1)
+        qsort(recs, nrecs, sizeof *recs, cmp_crec);
     for (size_t i = 1; i < nrecs; i++)
         if (recs[i].addr == recs[i - 1].addr)
             cviolation(&f, recs[i].line, "address 0x%016" PRIX64 " used by two records (line %zu)",
