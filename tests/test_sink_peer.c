@@ -365,9 +365,9 @@ START_TEST(close_wait_is_bounded)
     ck_assert_msg(close_s >= 0.3 && close_s < 3.0, "close took %.3f s", close_s);
     ck_assert_int_eq(count_of(err, "HPROF ERROR"), 1);
     ck_assert_msg(strstr(err, "HPROF ERROR: cannot write socket late:1: ") == err &&
-                      strstr(err, " bytes were still unsent after waiting 300 ms at close (the "
-                                  "receiver reads too slowly); the stream is cut short; "
-                                  "profiling output stopped\n"),
+                      strstr(err, " bytes were not yet accepted by the receiver after waiting "
+                                  "300 ms at close (it reads too slowly); the stream is cut "
+                                  "short; profiling output stopped\n"),
                   "%s", err);
     free(err);
 }

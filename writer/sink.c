@@ -916,9 +916,9 @@ static void socket_finish(struct hprof_sink *s)
         if (!s->failed && !sock_sender_wait(s->sender, true, s->close_wait_ms)) {
             char reason[160];
             snprintf(reason, sizeof reason,
-                     "%llu bytes were still unsent after waiting %d ms at close (the receiver "
-                     "reads too slowly); the stream is cut short",
-                     (unsigned long long)sock_sender_backlog(s->sender), s->close_wait_ms);
+                     "%llu bytes were not yet accepted by the receiver after waiting %d ms at "
+                     "close (it reads too slowly); the stream is cut short",
+                     (unsigned long long)sock_sender_unaccepted(s->sender), s->close_wait_ms);
             sink_fail(s, reason);
         }
         sock_sender_stop(s->sender);

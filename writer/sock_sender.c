@@ -286,6 +286,14 @@ uint64_t sock_sender_backlog(struct sock_sender *s)
     return n;
 }
 
+uint64_t sock_sender_unaccepted(struct sock_sender *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t n = send_spool_size(s->q) + socket_unaccepted(s->fd);
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 void sock_sender_peaks(struct sock_sender *s, uint64_t *spool_peak, uint64_t *file_peak)
 {
     pthread_mutex_lock(&s->lock);

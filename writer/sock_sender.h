@@ -43,6 +43,8 @@ bool sock_sender_wait(struct sock_sender *s, bool delivered, int timeout_ms);
 
 /* Bytes put and not yet handed to the socket. */
 uint64_t sock_sender_backlog(struct sock_sender *s);
+/* Bytes put and not yet accepted by the peer: the backlog and what waits in the socket. */
+uint64_t sock_sender_unaccepted(struct sock_sender *s);
 
 /* Most bytes the spool has held at once, and most of them in the temporary file. */
 void sock_sender_peaks(struct sock_sender *s, uint64_t *spool_peak, uint64_t *file_peak);
