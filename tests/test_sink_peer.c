@@ -113,11 +113,14 @@ static void peer_stop(struct peer *p)
         close(p->fd);
 }
 
-/* A connected TCP pair on 127.0.0.1. */
-static void tcp_pair(int sv[2])
+/* A connected TCP pair on 127.0.0.1; rcvbuf > 0: sv[1]'s receive buffer (set before listen,
+ * so the window scale is chosen from it). */
+static void tcp_pair_rcvbuf(int sv[2], int rcvbuf)
 {
     int l = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(l, 0);
+    if (rcvbuf > 0)
+        ck_assert_int_eq(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;
@@ -131,6 +134,11 @@ static void tcp_pair(int sv[2])
     sv[1] = accept(l, NULL, NULL);
     ck_assert_int_ge(sv[1], 0);
     close(l);
+}
+
+static void tcp_pair(int sv[2])
+{
+    tcp_pair_rcvbuf(sv, 0);
 }
 
 static void make_pair(int kind, int sv[2])
@@ -204,22 +212,8 @@ END_TEST
  * order. */
 START_TEST(slow_reader_with_tiny_buffer_is_never_cut_off)
 {
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    int rcvbuf = 4096;
-    ck_assert_int_eq(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof a), 0);
-    ck_assert_int_eq(listen(l, 1), 0);
-    socklen_t alen = sizeof a;
-    ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &alen), 0);
     int sv[2];
-    sv[0] = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_eq(connect(sv[0], (struct sockaddr *)&a, sizeof a), 0);
-    sv[1] = accept(l, NULL, NULL);
-    close(l);
+    tcp_pair_rcvbuf(sv, 4096);
     struct peer p = {.byte_every_ms = 10, .slice = 600, .check_seq = true};
     peer_start(&p, sv[1]);
     struct hprof_sink *s = sink_open_fd(sv[0], false, 1000, "socket slow:1");

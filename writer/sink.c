@@ -14,6 +14,7 @@
  * that is dropped. Nothing here ever aborts the process. */
 #include "sink.h"
 #include "sock_sender.h"
+#include "writer_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -582,20 +583,11 @@ static struct sink_pool *pool_new(struct hprof_sink *s, unsigned nthreads)
         pool_free(p);
         return NULL;
     }
-    /* The threads take no asynchronous signals: those stay with the process's own threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
     for (unsigned i = 0; i < nthreads; i++) {
-        if (pthread_create(&p->threads[i], NULL, pool_thread, p) != 0)
+        if (writer_thread_create(&p->threads[i], pool_thread, p) != 0)
             break;
         p->nthreads++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (p->nthreads == 0) {
         pool_free(p);
         return NULL;

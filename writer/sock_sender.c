@@ -12,7 +12,6 @@
 #include <linux/sockios.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 
 #include "send_spool.h"
+#include "writer_internal.h"
 
 /* Most bytes one send(2) is given. */
 #define SEND_MAX (256u * 1024u)
@@ -196,17 +196,7 @@ struct sock_sender *sock_sender_start(int fd, int timeout_ms, size_t memory_limi
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->more, NULL);
     pthread_cond_init(&s->idle, NULL);
-    /* The thread takes no asynchronous signals: those stay with the process's own threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&s->thread, NULL, sender_run, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
+    if (writer_thread_create(&s->thread, sender_run, s) != 0) {
         send_spool_free(s->q);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->more);

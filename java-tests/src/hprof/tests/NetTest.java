@@ -130,15 +130,21 @@ class NetTest {
         }
 
         static Target start(Path jdk, Path dir, List<String> jvmArgs, String mode) throws IOException {
+            return start(jdk, dir, jvmArgs, mode, Map.of());
+        }
+
+        static Target start(Path jdk, Path dir, List<String> jvmArgs, String mode, Map<String, String> env)
+                throws IOException {
             List<String> cmd = new ArrayList<>();
             cmd.add(jdk.resolve("bin/java").toString());
             cmd.addAll(jvmArgs);
             cmd.addAll(List.of("-cp", Jvm.programs().toString(), "NetTarget",
                     dir.resolve("stop").toString(), mode));
             Path out = dir.resolve("target.out"), err = dir.resolve("target.err");
-            Process p = new ProcessBuilder(cmd).directory(dir.toFile())
-                    .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-            return new Target(p, dir, out, err, dir.resolve("stop"));
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
+                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().putAll(env);
+            return new Target(pb.start(), dir, out, err, dir.resolve("stop"));
         }
 
         String out() throws IOException { return Files.readString(out); }
@@ -721,39 +727,28 @@ class NetTest {
     @Test
     void secondDumpWaitsForTheFirstThenIsRefused() throws Exception {
         Path dir = Jvm.workDir("net-second-dump");
-        List<String> args = List.of(Jvm.agentpath("heap=dump,format=b,doe=n,net=127.0.0.1:"));
-        try (Peer peer = new Peer(InetAddress.getByName("127.0.0.1"), 4096)) {
-            List<String> cmd = new ArrayList<>();
-            cmd.add(Jvm.defaultJdk().resolve("bin/java").toString());
-            cmd.add(args.get(0) + peer.port());
-            cmd.addAll(List.of("-cp", Jvm.programs().toString(), "NetTarget", dir.resolve("stop").toString(), "quiet"));
-            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
-                    .redirectOutput(dir.resolve("target.out").toFile()).redirectError(dir.resolve("target.err").toFile());
-            pb.environment().put("HPROF_DUMP_SEND_WAIT_MS", "1000");
-            Process p = pb.start();
-            try {
-                peer.accept(false);
-                await(() -> read(dir.resolve("target.out")).contains("target ready"), "target ready", 60_000);
-                long start = System.nanoTime();
-                peer.send(cat(cmd(DUMP_HEAP, 1), cmd(DUMP_HEAP, 2), cmd(DUMP_HEAP, 3), cmd(DUMP_HEAP, 4)));
-                await(() -> read(dir.resolve("target.err")).contains("HPROF WARNING: heap dump refused: "),
-                        "the refusal", 30_000);
-                double seconds = (System.nanoTime() - start) / 1e9;
-                Files.writeString(dir.resolve("stop"), "stop");
-                assertTrue(p.waitFor(90, TimeUnit.SECONDS), "the program did not end");
-                String err = read(dir.resolve("target.err"));
-                assertEquals(0, p.exitValue(), err);
-                int refused = count(err, "HPROF WARNING: heap dump refused: ");
-                assertTrue(refused >= 1 && refused <= 3, err);
-                assertEquals(4, count(err, "HPROF: socket command DUMP HEAP (serial "), err);
-                assertTrue(err.indexOf("HPROF WARNING: heap dump refused: ")
-                        > err.indexOf("HPROF: socket command DUMP HEAP (serial 2)"), "the first dump was refused\n" + err);
-                assertTrue(err.contains("were still waiting to be sent to 127.0.0.1:" + peer.port()
-                        + " after 1.0 s (the receiver reads slowly)"), err);
-                assertTrue(seconds >= 1 && seconds < 9, "refused after " + seconds + " s\n" + err);
-            } finally {
-                p.destroyForcibly().waitFor();
-            }
+        try (Peer peer = new Peer(InetAddress.getByName("127.0.0.1"), 4096);
+             Target t = Target.start(Jvm.defaultJdk(), dir,
+                     List.of(Jvm.agentpath("heap=dump,format=b,doe=n,net=127.0.0.1:" + peer.port())), "quiet",
+                     Map.of("HPROF_DUMP_SEND_WAIT_MS", "1000"))) {
+            peer.accept(false);
+            t.awaitOut("target ready");
+            long start = System.nanoTime();
+            peer.send(cat(cmd(DUMP_HEAP, 1), cmd(DUMP_HEAP, 2), cmd(DUMP_HEAP, 3), cmd(DUMP_HEAP, 4)));
+            t.awaitErr("HPROF WARNING: heap dump refused: ", 1);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            t.stopProgram();
+            Jvm.Result r = t.await(90);
+            String err = r.err();
+            assertEquals(0, r.exit(), r.describe());
+            int refused = count(err, "HPROF WARNING: heap dump refused: ");
+            assertTrue(refused >= 1 && refused <= 3, err);
+            assertEquals(4, count(err, "HPROF: socket command DUMP HEAP (serial "), err);
+            assertTrue(err.indexOf("HPROF WARNING: heap dump refused: ")
+                    > err.indexOf("HPROF: socket command DUMP HEAP (serial 2)"), "the first dump was refused\n" + err);
+            assertTrue(err.contains("were still waiting to be sent to 127.0.0.1:" + peer.port()
+                    + " after 1.0 s (the receiver reads slowly)"), err);
+            assertTrue(seconds >= 1 && seconds < 9, "refused after " + seconds + " s\n" + err);
         }
     }
 
