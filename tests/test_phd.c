@@ -396,6 +396,37 @@ START_TEST(class_first_reference_moved)
 }
 END_TEST
 
+/* No reference IBM's reader would drop: when every reference of a record is to its class,
+ * one more copy goes first for the reader to drop, so it still lists them all; a record with
+ * other references never starts with the class. Checked on every record kind that has
+ * references: short (cached class), medium, long instances, and an object array. */
+START_TEST(no_reference_is_hidden_from_ibm_reader)
+{
+    struct hprof_writer *w = begin_dump(false);
+    classes(w);
+    hprof_id one[1] = {CLASS_ID(2)};
+    instance(w, ADDR_ID(0x1000), 2, "A", 1, one); /* medium (fills the cache) */
+    instance(w, ADDR_ID(0x1100), 2, "A", 1, one); /* short: class from the cache */
+    hprof_id three[3] = {CLASS_ID(2), CLASS_ID(2), CLASS_ID(2)};
+    instance(w, ADDR_ID(0x1200), 2, "A", 3, three); /* 4 stored: medium */
+    hprof_id nine[9];
+    for (int i = 0; i < 9; i++)
+        nine[i] = CLASS_ID(2);
+    instance(w, ADDR_ID(0x1300), 2, "A", 9, nine); /* long */
+    hprof_id mixed[4] = {CLASS_ID(2), CLASS_ID(2), ADDR_ID(0x1000), CLASS_ID(2)};
+    instance(w, ADDR_ID(0x1400), 2, "A", 4, mixed); /* reordered, no copy */
+    obj_array(w, ADDR_ID(0x1500), 1, CLASS_ID(2));  /* A[1] holding A.class */
+    uint8_t *d;
+    size_t len = end_dump(w, &d);
+    ck_assert_int_eq(read_phd(d, len, NULL, NULL), 0);
+    ck_assert_uint_eq(json_u64("ibm_hidden_references"), 0);
+    ck_assert_uint_eq(json_u64("errors"), 0);
+    /* the classes' 1, then (1+1) + (1+1) + (3+1) + (9+1) + 4 + (1+1) */
+    ck_assert_uint_eq(json_u64("references"), 1 + 2 + 2 + 4 + 10 + 4 + 2);
+    free(d);
+}
+END_TEST
+
 START_TEST(close_inside_dump_ends_it)
 {
     char path[] = "/tmp/test_phd_close.XXXXXX";
@@ -580,20 +611,76 @@ START_TEST(classic_text_exact)
     class_rec(w, 2, 1, "A", 24);
     uint8_t *d;
     size_t len = end_dump(w, &d);
+    /* As the OpenJ9 VM renders it: a TAB-led reference line after every record, each
+     * reference followed by a space, a lone TAB when there are none. */
     const char *want = "// Version: hprof agent (JVMTI), classic heap dump writer 1\n"
                        "0x0000000000001000 [24] OBJ A\n"
-                       "    0x0000000000001010 0x1000000000000038\n"
+                       "\t0x0000000000001010 0x1000000000000038 \n"
                        "0x0000000000001010 [32] OBJ [C\n"
+                       "\t\n"
                        "0x1000000000000038 [24] OBJ [[Ljava/lang/String;\n"
-                       "    0x0000000000001000\n"
+                       "\t0x0000000000001000 \n"
                        "0x2000000000000010 [96] CLS A\n"
-                       "    0x0000000000001000\n"
+                       "\t0x0000000000001000 \n"
                        "// Breakdown - Classes: 1, Objects: 1, ObjectArrays: 1, "
                        "PrimitiveArrays: 1\n"
                        "// EOF:  Total 'Objects',Refs(null) : 4,9(5)\n";
     ck_assert_uint_eq(len, strlen(want));
     ck_assert_mem_eq(d, want, len);
+    /* and the oracle agrees */
+    ck_assert_int_eq(read_phd(d, len, NULL, NULL), 0);
+    ck_assert_str_eq(strstr(out, "\"format\":\"classic\"") ? "classic" : out, "classic");
+    ck_assert_uint_eq(json_u64("records"), 4);
+    ck_assert_uint_eq(json_u64("references"), 4);
+    ck_assert_uint_eq(json_u64("reference_slots"), 9);
+    ck_assert_uint_eq(json_u64("dangling"), 0);
     free(d);
+}
+END_TEST
+
+/* The classic checker holds files to the VM's rendering: each way of getting it wrong is an
+ * error (the documentation's own rendering among them). */
+START_TEST(classic_checker_is_strict)
+{
+    static const char *const ok = "// Version: x\n"
+                                  "0x0000000000001000 [24] OBJ A\n"
+                                  "\t0x0000000000001010 \n"
+                                  "0x0000000000001010 [16] OBJ [I\n"
+                                  "\t\n"
+                                  "0x0000000000002000 [8] CLS A\n"
+                                  "\t\n"
+                                  "// Breakdown - Classes: 1, Objects: 1, ObjectArrays: 0, "
+                                  "PrimitiveArrays: 1\n"
+                                  "// EOF:  Total 'Objects',Refs(null) : 3,2(1)\n";
+    ck_assert_int_eq(read_phd((const uint8_t *)ok, strlen(ok), NULL, NULL), 0);
+    struct {
+        const char *from, *to;
+    } bad[] = {
+        {"\t0x0000000000001010 \n", "    0x0000000000001010\n"},       /* the documentation's */
+        {"\t0x0000000000001010 \n", "\t0x0000000000001010\n"},         /* no trailing space */
+        {"[16] OBJ [I\n\t\n", "[16] OBJ [I\n"},                        /* no empty line */
+        {"\t\n0x0000000000002000", "\t\n\t\n0x0000000000002000"},      /* two reference lines */
+        {"[16] OBJ [I\n\t\n", "[16] OBJ [I\n\t0x0000000000001000 \n"}, /* refs of an int[] */
+        {"0x0000000000001010 [16]", "0x0000000000001000 [16]"},        /* address used twice */
+        {"0x0000000000001010 [16]", "0x0000000000001010 [016]"},       /* leading zero */
+        {"0x0000000000001000 [24]", "0x0000000000001abc [24]"},        /* lower-case hex */
+        {"Classes: 1, Objects: 1", "Classes: 1, Objects: 2"},          /* wrong count */
+        {": 3,2(1)", ": 4,2(1)"},                                      /* wrong total */
+        {": 3,2(1)", ": 3,2(0)"},                                      /* refs - nulls != written */
+        {"// EOF:  Total", "// EOF: Total"},                           /* spacing */
+        {"(1)\n", "(1)"},                                              /* no final newline */
+        {"(1)\n", "(1)\nmore\n"},                                      /* text after the end */
+        {"\t0x0000000000001010 \n", "\t0x0000000000009990 \n"},        /* dangling */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *at = strstr(ok, bad[i].from);
+        ck_assert_ptr_nonnull(at);
+        char text[1024];
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - ok), ok, bad[i].to,
+                 at + strlen(bad[i].from));
+        ck_assert_msg(read_phd((const uint8_t *)text, strlen(text), NULL, NULL) == 1,
+                      "accepted case %zu:\n%s", i, text);
+    }
 }
 END_TEST
 
@@ -607,10 +694,12 @@ static Suite *phd_suite(void)
     tcase_add_test(t, every_shape);
     tcase_add_test(t, obj_array_full_of_far_references);
     tcase_add_test(t, class_first_reference_moved);
+    tcase_add_test(t, no_reference_is_hidden_from_ibm_reader);
     tcase_add_test(t, close_inside_dump_ends_it);
     tcase_add_test(t, reader_rejects);
     tcase_add_test(t, reader_lengths_and_hashes);
     tcase_add_test(t, classic_text_exact);
+    tcase_add_test(t, classic_checker_is_strict);
     suite_add_tcase(s, t);
     return s;
 }

@@ -355,13 +355,18 @@ START_TEST(test_sink_gzip_flush_and_empty)
 }
 END_TEST
 
-/* Writes well past any buffer; the sink must fail with exactly one message. */
+/* Writes well past any buffer; the sink must fail with exactly one message. A socket with a
+ * timeout fails from its sender thread, after the writes returned: wait up to 5 s for it. */
 static void write_until_failed(struct hprof_sink *s)
 {
     static uint8_t block[256 * 1024];
     for (int i = 0; i < 64 && !sink_failed(s); i++) {
         sink_write(s, block, sizeof block);
         sink_flush(s);
+    }
+    for (int i = 0; i < 500 && !sink_failed(s); i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
     }
     ck_assert(sink_failed(s));
     /* Later writes are dropped quietly. */
@@ -432,7 +437,7 @@ START_TEST(test_sink_write_timeout)
 {
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    /* sv[1] never reads. */
+    /* sv[1] never reads: the sink fails 200 ms after the socket buffers filled. */
     struct hprof_sink *s = sink_open_fd(sv[0], false, 200, "socket slowpeer:9");
     capture_begin();
     double t0 = now_s();

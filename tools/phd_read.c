@@ -1,5 +1,6 @@
 /*
- * phd-read: check an OpenJ9 portable heap dump (PHD, versions 4-6) strictly and summarise it.
+ * phd-read: check an OpenJ9 portable heap dump (PHD, versions 4-6) strictly and summarise it;
+ * a classic (text) heap dump, recognised by its first line, goes to tools/classic_read.c.
  * Written from the format notes (doc/phd.md, doc/tools.md), independently of the writer.
  *
  *     phd-read [--json] [--quiet] [--allow-dangling N] [--refs CLASS] [--max-reports N] FILE
@@ -10,6 +11,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+
+#include "classic_read.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -388,7 +391,12 @@ static void obj_array(struct file *f, struct state *s, unsigned tag, uint64_t of
         return;
     if (tag == 8) {
         r->length = (int32_t)rd(f, 4);
-        if (r->length < 0 || r->length < (int64_t)r->nrefs)
+        /* One reference more than elements: the copy of the class written for IBM's reader
+         * to drop (checked below). */
+        int64_t stored = r->nrefs;
+        if (r->nrefs >= 2 && f->refs[r->refs_at] == r->cls && f->refs[r->refs_at + 1] == r->cls)
+            stored--;
+        if (r->length < 0 || r->length < stored)
             violation(f, true, off,
                       "object array true length %" PRId64 " below its %u stored references",
                       r->length, r->nrefs);
@@ -804,6 +812,17 @@ int PHD_READ_MAIN(int argc, char **argv)
         return 2;
     }
     f.p = data;
+    if (f.len >= 12 && memcmp(data, "// Version: ", 12) == 0) {
+        /* an OpenJ9 classic (text) heap dump */
+        if (refs_of) {
+            fprintf(stderr, "phd-read: --refs is for PHD files\n");
+            free(data);
+            return 2;
+        }
+        int rc = classic_read(f.path, data, f.len, json, quiet, f.allow_dangling, f.max_reports);
+        free(data);
+        return rc;
+    }
 
     if (read_header(&f))
         read_records(&f);
@@ -866,7 +885,10 @@ int PHD_READ_MAIN(int argc, char **argv)
                 n_obj++;
             else
                 n_oarr++;
-            if (r->nrefs && f.refs[r->refs_at] == r->cls) {
+            /* IBM's reader drops a first reference equal to the class address. Hidden unless
+             * the next one is the class too (a writer's copy for the reader to drop). */
+            if (r->nrefs && f.refs[r->refs_at] == r->cls &&
+                (r->nrefs == 1 || f.refs[r->refs_at + 1] != r->cls)) {
                 f.ibm_hidden_refs++;
                 violation(&f, false, r->off,
                           "first reference equals the record's class address: IBM's reader "

@@ -1,12 +1,19 @@
 /* OpenJ9 classic heap dump: the text format (doc/phd.md; layout in the OpenJ9 heap dump
- * notes of the spec folder).
+ * notes of the spec folder), rendered as the OpenJ9 VM writes it, which line readers are
+ * written against (the documentation's examples indent with spaces and leave out empty
+ * reference lines; the VM does not):
  *
  *   // Version: <text>
- *   0x<address> [<bytes>] OBJ <type>        an instance or array, then its non-null references
- *       0x<ref> 0x<ref> ...                 (one indented line, only when there are any)
+ *   0x<address> [<bytes>] OBJ <type>        an instance or array, then, on every record,
+ *   \t0x<ref> 0x<ref> ... \n               one TAB-led line of its non-null references, each
+ *                                           followed by a space ("\t" alone when there are none)
  *   0x<address> [<bytes>] CLS <class>       a class (its Class object's size), then references
  *   // Breakdown - Classes: C, Objects: O, ObjectArrays: A, PrimitiveArrays: P
  *   // EOF:  Total 'Objects',Refs(null) : total,refs(nulls)
+ *
+ * The VM starts each record with the newline that ends the line before it; the bytes are the
+ * same as ending each line, as done here. Null references are counted in refs and nulls, not
+ * written.
  *
  * Types are the VM's names: java/lang/String, [I, [Ljava/lang/String;. Addresses are those of
  * the PHD writer (openj9_address), so the two formats of one walk name objects alike. Like
@@ -42,25 +49,23 @@ static uint64_t addr(struct classic_writer *c, hprof_id id)
 static void header_line(struct classic_writer *c, uint64_t a, uint64_t size, const char *what,
                         const char *type)
 {
-    sink_printf(c->w.sink, "0x%016" PRIX64 " [%" PRIu64 "] %s %s\n", a, size, what, type);
+    sink_printf(c->w.sink, "0x%016" PRIX64 " [%" PRIu64 "] %s %s\n\t", a, size, what, type);
 }
 
-/* One reference slot: counted, and written unless null (the first opens the indented line). */
-static void put_ref(struct classic_writer *c, hprof_id id, bool *any)
+/* The reference line is opened by header_line's TAB and closed by end_refs. */
+static void put_ref(struct classic_writer *c, hprof_id id)
 {
     c->refs++;
     if (!id) {
         c->null_refs++;
         return;
     }
-    sink_printf(c->w.sink, "%s0x%016" PRIX64, *any ? " " : "    ", addr(c, id));
-    *any = true;
+    sink_printf(c->w.sink, "0x%016" PRIX64 " ", addr(c, id));
 }
 
-static void end_refs(struct classic_writer *c, bool any)
+static void end_refs(struct classic_writer *c)
 {
-    if (any)
-        sink_write(c->w.sink, "\n", 1);
+    sink_write(c->w.sink, "\n", 1);
 }
 
 static void cl_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
@@ -108,11 +113,10 @@ static void cl_instance_dump(struct hprof_writer *w, const struct hprof_instance
     openj9_class_name(o->class_name ? o->class_name : "?", c->name, sizeof c->name);
     header_line(c, addr(c, o->object_id), o->size, "OBJ", c->name);
     c->objects++;
-    bool any = false;
     for (size_t i = 0; i < o->nvalues; i++)
         if (o->fields[i].type == HPROF_TYPE_OBJECT)
-            put_ref(c, o->values[i].obj, &any);
-    end_refs(c, any);
+            put_ref(c, o->values[i].obj);
+    end_refs(c);
 }
 
 static void cl_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
@@ -124,10 +128,9 @@ static void cl_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_arr
                       sizeof c->name);
     header_line(c, addr(c, a->array_id), a->size, "OBJ", c->name);
     c->obj_arrays++;
-    bool any = false;
     for (uint32_t i = 0; i < a->nelems; i++)
-        put_ref(c, a->elems[i], &any);
-    end_refs(c, any);
+        put_ref(c, a->elems[i]);
+    end_refs(c);
 }
 
 static const char *prim_descriptor(enum hprof_basic_type t)
@@ -163,6 +166,7 @@ static void cl_prim_array_dump(struct hprof_writer *w, const struct hprof_prim_a
         return;
     header_line(c, addr(c, a->array_id), a->size, "OBJ", d);
     c->prim_arrays++;
+    end_refs(c);
 }
 
 static void cl_class_dump(struct hprof_writer *w, const struct hprof_class_dump *k)
@@ -173,17 +177,16 @@ static void cl_class_dump(struct hprof_writer *w, const struct hprof_class_dump 
     openj9_class_name(k->name ? k->name : "?", c->name, sizeof c->name);
     header_line(c, addr(c, k->class_id), k->class_object_size, "CLS", c->name);
     c->classes++;
-    bool any = false;
     for (size_t i = 0; i < k->nstatics; i++)
         if (k->statics[i].field.type == HPROF_TYPE_OBJECT)
-            put_ref(c, k->statics[i].value.obj, &any);
+            put_ref(c, k->statics[i].value.obj);
     for (size_t i = 0; i < k->ncp; i++)
         if (k->cp[i].type == HPROF_TYPE_OBJECT)
-            put_ref(c, k->cp[i].value.obj, &any);
-    put_ref(c, k->loader_id, &any);
-    put_ref(c, k->signers_id, &any);
-    put_ref(c, k->domain_id, &any);
-    end_refs(c, any);
+            put_ref(c, k->cp[i].value.obj);
+    put_ref(c, k->loader_id);
+    put_ref(c, k->signers_id);
+    put_ref(c, k->domain_id);
+    end_refs(c);
 }
 
 /* ---- the rest of the interface has no place in a classic heap dump: left out (NULL) ----- */

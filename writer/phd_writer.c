@@ -134,8 +134,10 @@ static int64_t take_gap(struct phd_writer *p, uint64_t addr)
 }
 
 /* refs[i] = (target - addr) / unit for the non-zero ids; returns how many and the size code
- * that covers them all. If the first would equal the class address (IBM's reader drops such
- * a first reference), another one goes first where there is one. */
+ * that covers them all. IBM's reader drops a first reference that equals the record's class
+ * address, so none may come first: another reference goes first where there is one; when
+ * every reference is to the class, one more copy of it goes first, for the reader to drop
+ * (it then lists exactly the record's references). refs has room for nids + 1. */
 static size_t collect_refs(struct phd_writer *p, uint64_t addr, uint64_t class_addr,
                            const hprof_id *ids, size_t nids, bool reverse, unsigned *code)
 {
@@ -152,13 +154,15 @@ static size_t collect_refs(struct phd_writer *p, uint64_t addr, uint64_t class_a
             c = dc;
     }
     int64_t cls = (int64_t)(class_addr - addr) / (int64_t)PHD_UNIT;
-    if (n > 1 && p->refs[0] == cls) {
-        for (size_t k = 1; k < n; k++) {
-            if (p->refs[k] != cls) {
-                p->refs[0] = p->refs[k];
-                p->refs[k] = cls;
-                break;
-            }
+    if (n > 0 && p->refs[0] == cls) {
+        size_t k = 1;
+        while (k < n && p->refs[k] == cls)
+            k++;
+        if (k < n) {
+            p->refs[0] = p->refs[k];
+            p->refs[k] = cls;
+        } else {
+            p->refs[n++] = cls; /* all equal: the copy that is dropped */
         }
     }
     *code = c;
@@ -286,7 +290,7 @@ static uint32_t size_units(uint32_t bytes)
 static void phd_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
 {
     struct phd_writer *p = pw(w);
-    if (!dump_ok(p) || !reserve(p, 32 + 8 * (size_t)a->nelems, a->nelems, 0))
+    if (!dump_ok(p) || !reserve(p, 48 + 8 * (size_t)a->nelems, (size_t)a->nelems + 1, 0))
         return;
     uint64_t addr = phd_address(p, a->array_id);
     uint64_t elem = phd_address(p, a->elem_class_id ? a->elem_class_id : a->class_id);

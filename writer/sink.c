@@ -3,8 +3,9 @@
  *
  * Descriptor kinds, decided once with fstat:
  *   regular file     plain write(2)
- *   socket           send(2) with MSG_NOSIGNAL; with a write timeout, poll(2) for POLLOUT
- *                    first and send with MSG_DONTWAIT so no call can block past the timeout
+ *   socket           with a write timeout: handed to a sender thread through a spool
+ *                    (writer/sock_sender.c), so writing never waits for the peer; without
+ *                    one, send(2) with MSG_NOSIGNAL
  *   anything else    (pipe, FIFO, terminal, device) write(2) with SIGPIPE blocked in this
  *                    thread, a pending SIGPIPE raised by our own write consumed; with a
  *                    write timeout, poll(2) first and write at most PIPE_BUF bytes at a time
@@ -12,6 +13,8 @@
  * The first failure prints one line on stderr and marks the sink failed; everything after
  * that is dropped. Nothing here ever aborts the process. */
 #include "sink.h"
+#include "sock_sender.h"
+#include "writer_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,8 +38,9 @@
 #define SINK_MEMORY_INITIAL (64 * 1024)
 /* With a write timeout: bytes a peer must accept per timeout window (see raw_write). */
 #define SINK_MIN_PROGRESS (64 * 1024)
-/* At close, how long to wait for the reset of a peer that has closed (see sink_close). */
-#define SINK_CLOSE_RESET_WAIT_MS 200
+/* At close of a socket, how long to wait for the peer to end its side after ours is shut
+ * (input until then is read and dropped, so the close never resets the connection). */
+#define SINK_CLOSE_LINGER_MS 2000
 /* HotSpot's jcmd GC.heap_dump -gz=1 compresses at level 1: fast, and a heap dump is large. */
 #define SINK_GZIP_LEVEL 1
 /* The OS byte of the gzip header: 3 = Unix, what gzip(1) and zlib write by default. */
@@ -58,6 +62,11 @@ struct hprof_sink {
     uint8_t *buf;           /* pending input (for gzip: the current member's input) */
     size_t len, cap;
     uint64_t accepted;
+    /* socket with a write timeout */
+    struct sock_sender *sender;
+    int close_wait_ms;
+    sink_input_fn input_fn;
+    void *input_ctx;
     /* gzip */
     struct gz_engine *eng; /* the caller's thread's compressor */
     uint8_t *zout;
@@ -72,6 +81,16 @@ static void sink_fail(struct hprof_sink *s, const char *reason)
         return;
     if (s->kind != SINK_MEMORY && !s->pool)
         s->len = 0; /* what was pending is dropped (with a pool, by the next write) */
+    fprintf(stderr, "HPROF ERROR: cannot write %s: %s; profiling output stopped\n",
+            s->what ? s->what : "output", reason);
+}
+
+/* The sender thread's report: only the flag and the line (the buffer is the writer's). */
+static void sink_fail_from_sender(void *ctx, const char *reason)
+{
+    struct hprof_sink *s = ctx;
+    if (atomic_exchange(&s->failed, true))
+        return;
     fprintf(stderr, "HPROF ERROR: cannot write %s: %s; profiling output stopped\n",
             s->what ? s->what : "output", reason);
 }
@@ -146,6 +165,10 @@ static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
  * application threads may wait for) is never held longer than that per window. */
 static void raw_write(struct hprof_sink *s, const uint8_t *p, size_t n)
 {
+    if (s->sender) {
+        sock_sender_put(s->sender, p, n);
+        return;
+    }
     bool timed = s->kind != SINK_REGULAR && s->timeout_ms > 0;
     int64_t window_end = timed ? monotonic_ms() + s->timeout_ms : 0;
     size_t window_bytes = 0;
@@ -560,20 +583,11 @@ static struct sink_pool *pool_new(struct hprof_sink *s, unsigned nthreads)
         pool_free(p);
         return NULL;
     }
-    /* The threads take no asynchronous signals: those stay with the process's own threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
     for (unsigned i = 0; i < nthreads; i++) {
-        if (pthread_create(&p->threads[i], NULL, pool_thread, p) != 0)
+        if (writer_thread_create(&p->threads[i], pool_thread, p) != 0)
             break;
         p->nthreads++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (p->nthreads == 0) {
         pool_free(p);
         return NULL;
@@ -747,6 +761,45 @@ void sink_flush(struct hprof_sink *s)
         pool_wait(s->pool);
 }
 
+bool sink_wait_sent(struct hprof_sink *s, int timeout_ms)
+{
+    if (!s || !s->sender)
+        return true;
+    return sock_sender_wait(s->sender, false, timeout_ms);
+}
+
+uint64_t sink_unsent_bytes(struct hprof_sink *s)
+{
+    return s && s->sender ? sock_sender_backlog(s->sender) : 0;
+}
+
+void sink_spool_peaks(struct hprof_sink *s, uint64_t *spool_peak, uint64_t *file_peak)
+{
+    *spool_peak = *file_peak = 0;
+    if (s && s->sender)
+        sock_sender_peaks(s->sender, spool_peak, file_peak);
+}
+
+void sink_set_spool(struct hprof_sink *s, size_t memory_bytes, const char *tmpdir)
+{
+    if (s && s->sender)
+        sock_sender_configure(s->sender, memory_bytes, tmpdir);
+}
+
+void sink_set_close_wait(struct hprof_sink *s, int ms)
+{
+    if (s)
+        s->close_wait_ms = ms;
+}
+
+void sink_on_input(struct hprof_sink *s, sink_input_fn fn, void *ctx)
+{
+    if (s) {
+        s->input_fn = fn;
+        s->input_ctx = ctx;
+    }
+}
+
 bool sink_failed(const struct hprof_sink *s)
 {
     return s && s->failed;
@@ -782,6 +835,11 @@ static struct hprof_sink *sink_new(int fd, bool gzip, int timeout_ms, const char
         s->kind = SINK_REGULAR;
     else if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
         s->kind = SINK_SOCKET;
+    s->close_wait_ms = SINK_CLOSE_WAIT_MS;
+    if (s->kind == SINK_SOCKET && s->timeout_ms > 0)
+        /* NULL (no thread): the sink writes the socket itself, as for a pipe */
+        s->sender =
+            sock_sender_start(fd, s->timeout_ms, SINK_SPOOL_MEMORY, sink_fail_from_sender, s);
     return s;
 }
 
@@ -839,30 +897,52 @@ const uint8_t *sink_memory_data(const struct hprof_sink *s, size_t *len)
     return s->buf;
 }
 
-/* A send only hands bytes to the kernel: when the peer has already closed the connection,
- * the last writes "succeed" and the peer answers them with a reset. Before closing, learn
- * whether that happened, so a lost tail is reported like any other failed write: if the peer
- * has shut its side (POLLRDHUP), wait briefly for its reset; either way read SO_ERROR. */
-static void socket_check_delivery(struct hprof_sink *s)
+/* Ends a socket output cleanly: waits (bounded) until the peer has accepted everything, shuts
+ * our sending side (the peer sees the end of the stream), then reads and drops whatever the
+ * peer sends until it ends its side, passing those bytes to the input handler: closing a socket
+ * with unread input would make the kernel reset the connection, and the peer could lose the
+ * tail. A reset seen here means the peer lost the tail: reported like any failed write. */
+static void socket_finish(struct hprof_sink *s)
 {
-    struct pollfd pfd = {.fd = s->fd, .events = POLLRDHUP};
-    if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)) &&
-        !(pfd.revents & POLLERR)) {
-        int64_t deadline = monotonic_ms() + SINK_CLOSE_RESET_WAIT_MS;
-        for (int64_t left; (left = deadline - monotonic_ms()) > 0;) {
-            struct pollfd e = {.fd = s->fd, .events = 0}; /* POLLERR is always reported */
-            if (poll(&e, 1, (int)left) == 1 && (e.revents & POLLERR))
-                break;
-            if (e.revents == 0 || e.revents == POLLHUP) {
-                /* poll returned early on POLLHUP without an error: wait in small steps */
-                struct timespec ts = {0, 10 * 1000000L};
-                nanosleep(&ts, NULL);
-            }
+    if (s->sender) {
+        if (!s->failed && !sock_sender_wait(s->sender, true, s->close_wait_ms)) {
+            char reason[160];
+            snprintf(reason, sizeof reason,
+                     "%llu bytes were not yet accepted by the receiver after waiting %d ms at "
+                     "close (it reads too slowly); the stream is cut short",
+                     (unsigned long long)sock_sender_unaccepted(s->sender), s->close_wait_ms);
+            sink_fail(s, reason);
         }
+        sock_sender_stop(s->sender);
+        s->sender = NULL;
     }
+    shutdown(s->fd, SHUT_WR);
+    int64_t deadline = monotonic_ms() + SINK_CLOSE_LINGER_MS;
+    uint8_t buf[4096];
+    for (int64_t left; (left = deadline - monotonic_ms()) > 0;) {
+        ssize_t r = recv(s->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (r > 0) {
+            if (s->input_fn)
+                s->input_fn(s->input_ctx, buf, (size_t)r);
+            continue;
+        }
+        if (r == 0)
+            break; /* the peer ended its side */
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            if (!s->failed)
+                sink_fail_errno(s, errno);
+            break;
+        }
+        struct pollfd pfd = {.fd = s->fd, .events = POLLIN | POLLRDHUP};
+        poll(&pfd, 1, (int)left);
+    }
+    if (s->input_fn)
+        s->input_fn(s->input_ctx, NULL, 0);
     int err = 0;
     socklen_t len = sizeof err;
-    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0)
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0 && !s->failed)
         sink_fail_errno(s, err);
 }
 
@@ -881,8 +961,10 @@ void sink_close(struct hprof_sink *s)
         engine_free(s->eng);
         free(s->zout);
     }
-    if (s->kind == SINK_SOCKET && !s->failed)
-        socket_check_delivery(s);
+    if (s->kind == SINK_SOCKET)
+        socket_finish(s);
+    else
+        sock_sender_stop(s->sender);
     if (s->fd >= 0 && close(s->fd) != 0 && errno != EINTR && !s->failed)
         sink_fail_errno(s, errno); /* e.g. a delayed write error reported at close */
     free(s->buf);

@@ -4,8 +4,23 @@
 #include "sink.h"
 #include "writer_internal.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
+
+int writer_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
 
 unsigned hprof_type_size(enum hprof_basic_type t)
 {

@@ -22,4 +22,10 @@ uint64_t openj9_address(hprof_id id, bool *warned);
  * NUL-terminated in out; returns its length (at most cap - 1). */
 size_t openj9_class_name(const char *src, char *out, size_t cap);
 
+/* pthread_create for the sink's own threads (background writers, the socket sender): the
+ * new thread starts with every asynchronous signal blocked, so signals stay with the
+ * process's own threads. Returns pthread_create's result. */
+#include <pthread.h>
+int writer_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+
 #endif

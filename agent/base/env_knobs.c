@@ -33,6 +33,9 @@ const struct env_knobs *env_knobs(void)
     knobs.progress_ms = ms ? strtoull(ms, NULL, 10) : 0;
     const char *walk = text("HPROF_HEAP_WALK");
     knobs.heap_walk_tags = walk && strcmp(walk, "tags") == 0;
+    const char *wait = text("HPROF_DUMP_SEND_WAIT_MS");
+    long wait_ms = wait ? strtol(wait, NULL, 10) : -1;
+    knobs.dump_send_wait_ms = wait_ms >= 0 && wait_ms <= 60000 ? (int)wait_ms : -1;
     knobs.tmpdir = text("TMPDIR");
     if (!knobs.tmpdir)
         knobs.tmpdir = "/tmp";

@@ -15,7 +15,8 @@ struct env_knobs {
     bool has_progress_ms;        /* HPROF_PROGRESS_MS=<ms> is set: */
     uint64_t progress_ms;        /*   heap dump progress interval */
     bool heap_walk_tags;         /* HPROF_HEAP_WALK=tags: heap dumps tag every object */
-    const char *tmpdir;          /* TMPDIR, else "/tmp": heap dump spool files */
+    const char *tmpdir;          /* TMPDIR, else "/tmp": heap dump and net= spool files */
+    int dump_send_wait_ms;       /* HPROF_DUMP_SEND_WAIT_MS=<ms> (0..60000), else -1 */
 };
 
 const struct env_knobs *env_knobs(void);

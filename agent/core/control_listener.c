@@ -10,8 +10,12 @@
  * a heap dump is a heap dump).
  *
  * Stopping: at VM death the core calls this profile's vm_death first. It marks the listener
- * stopping, shuts the socket's read side (waking a blocked poll) and waits, bounded, for the
- * thread to finish the command it is running, so no command dump runs into the final one. */
+ * stopping, wakes a blocked poll through a pipe and waits, bounded, for the thread to finish
+ * the command it is running, so no command dump runs into the final one. Commands parsed
+ * after that are counted, not run; so are those still unread when the output closes (the
+ * sink hands them over, sink_on_input), and one line says how many were not run. The socket's
+ * read side is left open: input left unread at close would make the close reset the
+ * connection. */
 #include "control_listener.h"
 
 #include <errno.h>
@@ -46,7 +50,7 @@ _Static_assert(HPROF_CMD_SITES_FLAGS_KNOWN ==
                    (HPROF_SITES_INCREMENTAL | HPROF_SITES_BY_ALLOC | HPROF_SITES_FORCE_GC),
                "ALLOC SITES flags = HPROF_SITES_*");
 
-/* How often a waiting listener looks at the stop flag (shutdown wakes it sooner). */
+/* How often a waiting listener looks at the stop flag (the wake pipe wakes it sooner). */
 #define LISTENER_POLL_MS 500
 /* How long VM death waits for a command in progress (a heap dump) before going on. */
 #define LISTENER_STOP_WAIT_MS 30000
@@ -56,7 +60,16 @@ _Static_assert(HPROF_CMD_SITES_FLAGS_KNOWN ==
 static const struct hprof_options *options;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
-static int read_fd = -1;  /* the listener's dup of the socket */
+static int read_fd = -1;            /* the listener's dup of the socket */
+static int wake_pipe[2] = {-1, -1}; /* written at VM death to wake the listener's poll */
+/* The command stream's state, kept past the thread's end to count unrun commands. */
+static struct hprof_cmd_parser parser;
+static bool reading_commands = true;
+static uint64_t not_run;
+/* The bytes of the read buffer not parsed yet while a command runs (EXIT THE VM ends the VM
+ * inside handle_bytes: the count goes on from here). */
+static const uint8_t *unparsed;
+static size_t unparsed_len;
 static bool running;      /* the thread was started and has not finished */
 static uint8_t busy_with; /* tag of the command being run, 0 when none (lock) */
 static atomic_bool stopping;
@@ -71,6 +84,53 @@ struct listener_report {
     uint64_t bad_unreported;
     unsigned warned_sections; /* enum dump_section bits already warned about */
 };
+
+/* Counts the commands in b[0..n) into not_run (the stream's state goes on in parser). */
+static void count_commands(const uint8_t *b, size_t n)
+{
+    size_t used = 0;
+    while (reading_commands && used < n) {
+        struct hprof_cmd_result r;
+        used += hprof_cmd_parse(&parser, b + used, n - used, &r);
+        if (r.kind == HPROF_CMD_COMMAND)
+            not_run++;
+        else if (r.kind == HPROF_CMD_END)
+            reading_commands = false;
+    }
+}
+
+/* At the output's close: what the peer sent that the listener never read (sink_on_input),
+ * then (NULL, 0). Counted only when no listener can be parsing: it has finished, or this is
+ * its own thread (EXIT THE VM ends the VM from inside a command). */
+static void count_unread(void *ctx, const uint8_t *buf, size_t n)
+{
+    (void)ctx;
+    pthread_mutex_lock(&lock);
+    bool counting = !running || on_listener_thread;
+    pthread_mutex_unlock(&lock);
+    if (!counting) {
+        if (!buf)
+            log_warning("socket commands that came while the listener was still busy at exit "
+                        "were not run");
+        return;
+    }
+    if (unparsed_len > 0) {
+        const uint8_t *u = unparsed;
+        size_t un = unparsed_len;
+        unparsed_len = 0;
+        count_commands(u, un);
+    }
+    if (buf) {
+        count_commands(buf, n);
+        return;
+    }
+    struct hprof_cmd_result r;
+    if (reading_commands && hprof_cmd_parser_finish(&parser, &r))
+        not_run++; /* cut short by the end of the connection */
+    if (not_run > 0)
+        log_warning("%" PRIu64 " socket command%s not run: the VM was exiting", not_run,
+                    not_run == 1 ? " was" : "s were");
+}
 
 static bool listener_enabled(const struct hprof_options *opts)
 {
@@ -87,6 +147,13 @@ static int listener_start(jvmtiEnv *jvmti, const struct hprof_options *opts, boo
     int fd = output_socket_fd();
     if (fd >= 0)
         read_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (read_fd >= 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        close(read_fd);
+        read_fd = -1;
+    }
+    hprof_cmd_parser_init(&parser);
+    if (read_fd >= 0)
+        output_on_unread_input(count_unread, NULL);
     if (read_fd < 0)
         log_warning("cannot read commands from %s: %s; the profile is still written", output_name(),
                     strerror(errno));
@@ -289,21 +356,28 @@ static void set_busy(uint8_t tag)
     pthread_mutex_unlock(&lock);
 }
 
-/* Parses and runs everything in buf. Returns false once the stream has ended (EOF or a
- * fatal error): later bytes are read and dropped. */
-static bool handle_bytes(jvmtiEnv *jvmti, JNIEnv *jni, struct hprof_cmd_parser *parser,
-                         const uint8_t *buf, size_t n, struct listener_report *rep)
+/* Parses and runs everything in buf; once the listener is stopping, counts the commands
+ * instead. Returns false once the stream has ended (EOF or a fatal error): later bytes are
+ * read and dropped. */
+static bool handle_bytes(jvmtiEnv *jvmti, JNIEnv *jni, const uint8_t *buf, size_t n,
+                         struct listener_report *rep)
 {
     size_t used = 0;
     while (used < n) {
         struct hprof_cmd_result r;
-        used += hprof_cmd_parse(parser, buf + used, n - used, &r);
+        used += hprof_cmd_parse(&parser, buf + used, n - used, &r);
         switch (r.kind) {
         case HPROF_CMD_COMMAND:
-            if (atomic_load(&stopping))
-                return false;
+            if (atomic_load(&stopping)) {
+                not_run++;
+                break;
+            }
             set_busy(r.command.tag);
+            unparsed = buf + used;
+            unparsed_len = n - used;
             run_command(jvmti, jni, &r.command, rep);
+            unparsed = NULL;
+            unparsed_len = 0;
             set_busy(0);
             break;
         case HPROF_CMD_ERROR:
@@ -324,16 +398,14 @@ static void JNICALL listener_run(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
     on_listener_thread = true;
-    struct hprof_cmd_parser parser;
-    hprof_cmd_parser_init(&parser);
     struct listener_report rep;
     memset(&rep, 0, sizeof rep);
-    bool reading_commands = true;
     uint8_t buf[4096];
     while (!atomic_load(&stopping)) {
-        struct pollfd pfd = {.fd = read_fd, .events = POLLIN};
-        int pr = poll(&pfd, 1, LISTENER_POLL_MS);
-        if (pr == 0 || (pr < 0 && errno == EINTR))
+        struct pollfd pfd[2] = {{.fd = read_fd, .events = POLLIN},
+                                {.fd = wake_pipe[0], .events = POLLIN}};
+        int pr = poll(pfd, 2, LISTENER_POLL_MS);
+        if (pr == 0 || (pr < 0 && errno == EINTR) || (pr > 0 && !pfd[0].revents))
             continue;
         if (pr < 0) {
             log_error("cannot wait for socket commands: %s", strerror(errno));
@@ -346,6 +418,7 @@ static void JNICALL listener_run(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             /* The sink reports the same broken connection when it next writes. */
             if (!atomic_load(&stopping))
                 log_warning("socket commands: %s; no more commands are read", strerror(errno));
+            reading_commands = false; /* the stream is over: nothing is left to count */
             break;
         }
         if (got == 0) {
@@ -357,12 +430,13 @@ static void JNICALL listener_run(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             else if (reading_commands && !atomic_load(&stopping))
                 log_warning("the peer closed the connection (no EOF command); no more "
                             "commands are read");
+            reading_commands = false;
             break;
         }
         /* After EOF or a fatal error, keep reading and dropping what arrives: unread bytes
          * would make the final close reset the connection. */
         if (reading_commands)
-            reading_commands = handle_bytes(jvmti, jni, &parser, buf, (size_t)got, &rep);
+            reading_commands = handle_bytes(jvmti, jni, buf, (size_t)got, &rep);
     }
     if (rep.bad_unreported)
         log_warning("%" PRIu64 " more bad socket commands were ignored", rep.bad_unreported);
@@ -411,8 +485,9 @@ static void listener_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     (void)jni;
     atomic_store(&stopping, true);
     pthread_mutex_lock(&lock);
-    if (read_fd >= 0)
-        shutdown(read_fd, SHUT_RD);
+    if (wake_pipe[1] >= 0 && write(wake_pipe[1], "", 1) < 0) {
+        /* the pipe is full: the listener is awake already */
+    }
     /* On the listener's own thread (EXIT THE VM) there is nothing to wait for. A listener
      * inside EXIT THE VM on another path is never waited for either: it is ending the VM. */
     struct timespec until;

@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "env_knobs.h"
 #include "log.h"
 
-/* A peer that accepts no bytes for this long is given up on, so the VM never blocks. */
+/* A peer that accepts no bytes for this long, while bytes wait for it, is given up on.
+ * Writers never wait for it meanwhile: the sink spools (writer/sock_sender.h). */
 #define SOCKET_WRITE_TIMEOUT_MS 10000
 /* How long one address may take to accept the connection at start-up: an address that
  * drops packets would otherwise hold the VM's start for the kernel's SYN retries (~2 min). */
@@ -26,6 +28,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hprof_writer *writer;
 static int socket_fd = -1;
+static unsigned send_waiters; /* threads in output_wait_sent (lock) */
+static pthread_cond_t waiters_gone = PTHREAD_COND_INITIALIZER;
 static char name[1024];
 
 static bool path_exists(const char *path)
@@ -120,6 +124,8 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
             return -1;
         snprintf(name, sizeof name, "%s:%u", opts->net_host, (unsigned)opts->net_port);
         sink = sink_open_fd(fd, opts->gzip, SOCKET_WRITE_TIMEOUT_MS, name);
+        /* output waiting for a slow peer goes to $TMPDIR past the spool's memory */
+        sink_set_spool(sink, SINK_SPOOL_MEMORY, env_knobs()->tmpdir);
         socket_fd = fd;
     } else {
         if (options_output_path(opts, (long)getpid(), path_exists, name, sizeof name) != 0) {
@@ -175,6 +181,37 @@ void output_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
+bool output_wait_sent(int timeout_ms, uint64_t *left)
+{
+    /* The sink's spool has its own lock: waiting for it holds no writer back. output_close
+     * waits for waiters to leave before it frees the sink. */
+    *left = 0;
+    pthread_mutex_lock(&lock);
+    struct hprof_sink *sink = writer && socket_fd >= 0 ? writer->sink : NULL;
+    if (!sink) {
+        pthread_mutex_unlock(&lock);
+        return true;
+    }
+    send_waiters++;
+    pthread_mutex_unlock(&lock);
+    bool sent = sink_wait_sent(sink, timeout_ms);
+    if (!sent)
+        *left = sink_unsent_bytes(sink);
+    pthread_mutex_lock(&lock);
+    if (--send_waiters == 0)
+        pthread_cond_broadcast(&waiters_gone);
+    pthread_mutex_unlock(&lock);
+    return sent;
+}
+
+void output_on_unread_input(sink_input_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&lock);
+    if (writer && socket_fd >= 0)
+        sink_on_input(writer->sink, fn, ctx);
+    pthread_mutex_unlock(&lock);
+}
+
 int output_socket_fd(void)
 {
     return socket_fd;
@@ -190,6 +227,8 @@ void output_close(void)
     pthread_mutex_lock(&lock);
     struct hprof_writer *w = writer;
     writer = NULL;
+    while (send_waiters > 0)
+        pthread_cond_wait(&waiters_gone, &lock);
     if (w)
         w->ops->close(w);
     pthread_mutex_unlock(&lock);

@@ -25,6 +25,14 @@ int output_socket_fd(void);
 /* Where the output goes, for messages: a path or "host:port". */
 const char *output_name(void);
 
+/* net=: waits until everything written so far has left the send spool for the socket, at
+ * most timeout_ms; false (with the bytes left in *left) when the time ran out. Always true
+ * for a file. Takes no lock: call it without holding the output lock. */
+bool output_wait_sent(int timeout_ms, uint64_t *left);
+
+/* net=: fn gets, at close, what the peer sent that nobody read (then (NULL, 0)). */
+void output_on_unread_input(sink_input_fn fn, void *ctx);
+
 /* Flushes and closes; later output_lock() calls return NULL. */
 void output_close(void);
 

@@ -1,7 +1,9 @@
-/* libFuzzer target for tools/phd-read (the test oracle of the PHD writer must not crash on
- * what it is meant to reject). Most inputs get a valid header put in front, chosen by the
- * first byte (version 4-6, flags 0-7), so the fuzzer spends its time on the records; the rest
- * go in as they are. The reader runs on a temporary file in /dev/shm (tmpfs: no disk), quietly. */
+/* libFuzzer target for tools/phd-read (the test oracle of the PHD and classic writers must not
+ * crash on what it is meant to reject). By the first byte: half the inputs get a valid PHD
+ * header put in front (version 4-6, flags 0-7), so the fuzzer spends its time on the records;
+ * a quarter get a classic heap dump's first line (read by tools/classic_read.c); the rest go
+ * in as they are. The reader runs on a temporary file in /dev/shm (tmpfs: no disk), quietly. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = fopen(path, "wb");
     if (!f)
         return 0;
+    bool classic = size > 0 && (data[0] & 0xC0) == 0xC0; /* decided before any prefix */
     if (size > 0 && (data[0] & 0x80) == 0) {
         uint8_t hdr[40] = {0, 18};
         memcpy(hdr + 2, "portable heap dump", 18);
@@ -35,11 +38,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         data++;
         size--;
     }
+    if (classic) {
+        fputs("// Version: fuzz\n", f);
+        data++;
+        size--;
+    }
     fwrite(data, 1, size, f);
     fclose(f);
     char *argv[] = {"phd-read", "--quiet", "--max-reports", "0", "--refs", "A", path, NULL};
     optind = 0;
-    phd_read_main(7, argv);
+    if (classic) { /* --refs is for PHD files */
+        argv[4] = path;
+        argv[5] = NULL;
+    }
+    phd_read_main(classic ? 5 : 7, argv);
     unlink(path); /* libFuzzer ends with _Exit: no atexit clean-up */
     return 0;
 }

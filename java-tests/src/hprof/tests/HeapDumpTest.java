@@ -418,6 +418,24 @@ class HeapDumpTest {
         assertStrictlyReadable(dir.resolve("b.hprof"));
     }
 
+    /** A full disk (/dev/full): one error line, and the dump's last line says it failed, never
+     * "done"; the program ends normally. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void writeErrorEndsWithDumpFailed(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("heapdump-full");
+        Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("heap=dump,format=b,file=/dev/full")), G, "exit");
+        assertEquals(0, r.exit(), r.describe());
+        String err = r.err();
+        assertEquals(1, err.lines().filter(l -> l.startsWith("HPROF ERROR")).count(), r.describe());
+        assertTrue(err.contains("HPROF ERROR: cannot write /dev/full: No space left on device; "
+                + "profiling output stopped"), r.describe());
+        List<String> dumpLines = err.lines().filter(l -> l.startsWith("HPROF: dump to ")).toList();
+        assertEquals(List.of("HPROF: dump to /dev/full failed: the output could not be written"), dumpLines,
+                r.describe());
+    }
+
     /** Loaded into a running VM with jcmd JVMTI.agent_load, then dumped by SIGQUIT. */
     @ParameterizedTest(name = "JDK {0}")
     @MethodSource("jdks")

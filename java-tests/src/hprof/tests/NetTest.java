@@ -3,6 +3,7 @@ package hprof.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -49,6 +50,7 @@ class NetTest {
         Socket socket;
         private final ByteArrayOutputStream got = new ByteArrayOutputStream();
         private Thread reader;
+        volatile IOException readError; // how the read ended, when not at the end of the stream
 
         Peer(InetAddress addr, int receiveBuffer) throws IOException {
             server = new ServerSocket();
@@ -82,6 +84,7 @@ class NetTest {
                 }
             } catch (IOException e) {
                 // closed by the test, or reset by the agent: what was read is kept
+                readError = e;
             }
         }
 
@@ -127,15 +130,21 @@ class NetTest {
         }
 
         static Target start(Path jdk, Path dir, List<String> jvmArgs, String mode) throws IOException {
+            return start(jdk, dir, jvmArgs, mode, Map.of());
+        }
+
+        static Target start(Path jdk, Path dir, List<String> jvmArgs, String mode, Map<String, String> env)
+                throws IOException {
             List<String> cmd = new ArrayList<>();
             cmd.add(jdk.resolve("bin/java").toString());
             cmd.addAll(jvmArgs);
             cmd.addAll(List.of("-cp", Jvm.programs().toString(), "NetTarget",
                     dir.resolve("stop").toString(), mode));
             Path out = dir.resolve("target.out"), err = dir.resolve("target.err");
-            Process p = new ProcessBuilder(cmd).directory(dir.toFile())
-                    .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-            return new Target(p, dir, out, err, dir.resolve("stop"));
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
+                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().putAll(env);
+            return new Target(pb.start(), dir, out, err, dir.resolve("stop"));
         }
 
         String out() throws IOException { return Files.readString(out); }
@@ -680,10 +689,11 @@ class NetTest {
         }
     }
 
-    /** A peer that accepts and never reads: the VM blocks at most the 10 s write timeout on
-     * the full socket, says so once, and the program runs to its end. */
+    /** A peer that accepts and never reads: the program's threads never wait for it (their
+     * records go to the agent's spool), the agent gives the peer up 10 s after it stopped
+     * accepting, says so once, and the program runs to its end. */
     @Test
-    void peerThatStopsReadingCostsAtMostTheTimeout() throws Exception {
+    void peerThatStopsReadingNeverHoldsTheProgram() throws Exception {
         Path dir = Jvm.workDir("net-stalled");
         try (Peer peer = new Peer(InetAddress.getByName("127.0.0.1"), 4096);
              Target t = Target.start(Jvm.defaultJdk(), dir,
@@ -692,6 +702,10 @@ class NetTest {
             long start = System.nanoTime();
             t.awaitOut("burst done");
             double seconds = (System.nanoTime() - start) / 1e9;
+            String line = "HPROF ERROR: cannot write 127.0.0.1:" + peer.port()
+                    + ": the receiver accepted no data for 10000 ms; profiling output stopped";
+            t.awaitErr(line, 1);
+            double failedAfter = (System.nanoTime() - start) / 1e9;
             t.stopProgram();
             Jvm.Result r = t.await(60);
             assertEquals(0, r.exit(), r.describe());
@@ -699,10 +713,65 @@ class NetTest {
             StartupTest.assertNoCrash(r);
             String err = r.err();
             assertEquals(1, countLines(err, "HPROF ERROR"), err);
-            assertEquals(1, count(err, "HPROF ERROR: cannot write 127.0.0.1:" + peer.port()
-                    + ": the receiver accepted "), err);
-            assertTrue(err.contains(" 10000 ms"), err);
-            assertTrue(seconds >= 9 && seconds < 40, "the burst took " + seconds + " s");
+            assertEquals(1, count(err, line), err);
+            assertTrue(seconds < 9, "the burst took " + seconds + " s: it waited for the peer");
+            assertTrue(failedAfter >= 10 && failedAfter < 40, "gave up after " + failedAfter + " s");
+        }
+    }
+
+    /** DUMP HEAP commands while earlier dumps still wait for the peer (which reads nothing):
+     * a dump that finds earlier output in the spool waits (here 1 s, HPROF_DUMP_SEND_WAIT_MS)
+     * for it to drain, then is refused with one line; the program never waits for the peer.
+     * (The socket's buffers may take the whole first dump, so four commands are sent: the
+     * first is never refused, at least one later one is.) */
+    @Test
+    void secondDumpWaitsForTheFirstThenIsRefused() throws Exception {
+        Path dir = Jvm.workDir("net-second-dump");
+        try (Peer peer = new Peer(InetAddress.getByName("127.0.0.1"), 4096);
+             Target t = Target.start(Jvm.defaultJdk(), dir,
+                     List.of(Jvm.agentpath("heap=dump,format=b,doe=n,net=127.0.0.1:" + peer.port())), "quiet",
+                     Map.of("HPROF_DUMP_SEND_WAIT_MS", "1000"))) {
+            peer.accept(false);
+            t.awaitOut("target ready");
+            long start = System.nanoTime();
+            peer.send(cat(cmd(DUMP_HEAP, 1), cmd(DUMP_HEAP, 2), cmd(DUMP_HEAP, 3), cmd(DUMP_HEAP, 4)));
+            t.awaitErr("HPROF WARNING: heap dump refused: ", 1);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            t.stopProgram();
+            Jvm.Result r = t.await(90);
+            String err = r.err();
+            assertEquals(0, r.exit(), r.describe());
+            int refused = count(err, "HPROF WARNING: heap dump refused: ");
+            assertTrue(refused >= 1 && refused <= 3, err);
+            assertEquals(4, count(err, "HPROF: socket command DUMP HEAP (serial "), err);
+            assertTrue(err.indexOf("HPROF WARNING: heap dump refused: ")
+                    > err.indexOf("HPROF: socket command DUMP HEAP (serial 2)"), "the first dump was refused\n" + err);
+            assertTrue(err.contains("were still waiting to be sent to 127.0.0.1:" + peer.port()
+                    + " after 1.0 s (the receiver reads slowly)"), err);
+            assertTrue(seconds >= 1 && seconds < 9, "refused after " + seconds + " s\n" + err);
+        }
+    }
+
+    /** Commands still queued when EXIT THE VM ends the VM are not run: one line says how many,
+     * and the peer's stream ends cleanly (end of stream, not a reset) after the whole exit
+     * output, which reads as a complete file. */
+    @Test
+    void commandsLeftAtExitAreCountedAndTheStreamEndsCleanly() throws Exception {
+        Path dir = Jvm.workDir("net-exit-left");
+        try (Peer peer = Peer.loopback();
+             Target t = Target.start(Jvm.defaultJdk(), dir,
+                     List.of(Jvm.agentpath("heap=sites,format=b,net=127.0.0.1:" + peer.port())), "quiet")) {
+            peer.accept(true);
+            t.awaitOut("target ready");
+            peer.send(cat(cmd(EXIT_VM, 1), cmd(FORCE_GC, 2), cmd(DUMP_TRACES, 3), cmd(HEAP_SUMMARY, 4)));
+            Jvm.Result r = t.await(60);
+            byte[] data = peer.awaitEnd(30_000);
+            assertEquals(0, r.exit(), r.describe());
+            StartupTest.assertNoCrash(r);
+            assertNull(peer.readError, "the stream ended with " + peer.readError);
+            assertEquals(1, count(r.err(), "HPROF WARNING: 3 socket commands were not run: the VM was exiting"),
+                    r.err());
+            strictCheck(save(dir, data));
         }
     }
 

@@ -116,6 +116,7 @@ class PhdTest {
     static Map<String, ClassicRecord> parseClassic(String text, long[] trailer) {
         Map<String, ClassicRecord> recs = new HashMap<>();
         ClassicRecord last = null;
+        boolean refLineSeen = false;
         List<String> lines = text.lines().toList();
         assertTrue(lines.get(0).startsWith("// Version: "), lines.get(0));
         for (String line : lines.subList(1, lines.size())) {
@@ -130,14 +131,21 @@ class PhdTest {
                 java.util.regex.Matcher m = java.util.regex.Pattern.compile(".* : (\\d+),(\\d+)\\((\\d+)\\)").matcher(line);
                 assertTrue(m.matches(), line);
                 trailer[4] = Long.parseLong(m.group(1));
-            } else if (line.startsWith("    0x")) {
+            } else if (line.startsWith("\t")) {
+                // The VM's rendering: a TAB-led line after every record, each reference
+                // followed by one space, the TAB alone when there are none.
                 assertNotNull(last, "references before any record: " + line);
-                assertTrue(last.refs().isEmpty(), "two reference lines for one record");
-                last.refs().addAll(List.of(line.trim().split(" ")));
+                assertFalse(refLineSeen, "two reference lines for one record: " + line);
+                assertTrue(line.matches("\t(0x[0-9A-F]{16} )*"), "bad reference line: " + line);
+                if (line.length() > 1)
+                    last.refs().addAll(List.of(line.trim().split(" ")));
+                refLineSeen = true;
             } else {
+                assertTrue(last == null || refLineSeen, "a record without its reference line");
                 java.util.regex.Matcher m = java.util.regex.Pattern.compile(
                         "(0x[0-9A-F]{16}) \\[(\\d+)\\] (OBJ|CLS) (\\S+)").matcher(line);
                 assertTrue(m.matches(), "bad line: " + line);
+                refLineSeen = false;
                 last = new ClassicRecord(m.group(3), m.group(4), Long.parseLong(m.group(2)), new ArrayList<>());
                 assertEquals(null, recs.put(m.group(1), last), "address used twice: " + line);
             }
@@ -154,6 +162,11 @@ class PhdTest {
         Path file = dir.resolve("java.classic.txt");
         long[] trailer = new long[5];
         Map<String, ClassicRecord> recs = parseClassic(Files.readString(file), trailer);
+        // phd-read's classic checker (the VM's rendering, strictly) agrees
+        PhdReport checked = phdRead(file);
+        assertEquals(0, checked.exit(), checked.output());
+        assertEquals(recs.size(), checked.num("records"), checked.output());
+        assertEquals(0, checked.num("dangling"), checked.output());
         Map<String, Long> counts = new HashMap<>();
         long classes = 0, objects = 0, objArrays = 0, primArrays = 0;
         for (ClassicRecord r : recs.values()) {
