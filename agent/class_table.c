@@ -87,6 +87,41 @@ uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
     return serial;
 }
 
+uint32_t classes_register_synthetic(const char *name)
+{
+    char *name_copy = strdup(name);
+    size_t len = strlen(name);
+    char *sig = malloc(len + 3);
+    if (!name_copy || !sig) {
+        free(name_copy);
+        free(sig);
+        return 0;
+    }
+    sig[0] = 'L';
+    memcpy(sig + 1, name, len);
+    sig[len + 1] = ';';
+    sig[len + 2] = '\0';
+    hprof_id name_id = strings_intern(name);
+    pthread_mutex_lock(&lock);
+    uint32_t i = segarray_append(&entries), serial = 0;
+    if (i != UINT32_MAX) {
+        serial = i + 1;
+        struct class_info *c = segarray_at(&entries, i);
+        c->serial = serial;
+        c->class_id = tag_make(TAG_SITE_CLASS, serial);
+        c->name_id = name_id;
+        c->name = name_copy;
+        c->signature = sig;
+        c->array_type = names_array_type(sig);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!serial) {
+        free(name_copy);
+        free(sig);
+    }
+    return serial;
+}
+
 void classes_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jint n = 0;

@@ -7,7 +7,9 @@
 #include <time.h>
 
 #include "cpu_activity.h"
+#include "cpu_async.h"
 #include "cpu_carriers.h"
+#include "cpu_timers.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "sample_counts.h"
@@ -24,6 +26,8 @@
 #define STOP_WAIT_NS INT64_C(5000000000)
 /* A CONTROL command switching sampling off waits at most this long for the round in progress. */
 #define OFF_WAIT_NS INT64_C(2000000000)
+/* With the async sampler, how often the agent thread checks that SIGPROF is still its own. */
+#define SIGNAL_CHECK_NS INT64_C(1000000000)
 
 struct sampled_thread {
     jthread ref; /* global reference */
@@ -32,6 +36,9 @@ struct sampled_thread {
     bool retired;                /* the thread ended; guarded by lock, freed by the sampler */
     bool fresh_start;            /* switched on: forget its CPU credit; guarded by lock */
     struct carrier_slot carrier; /* the virtual thread it runs, if any (JDK 21+) */
+    /* Its CPU-time timer's slot (cpu_timers.h): sampled by signals, not by rounds; -1 when it
+     * has none. Guarded by lock. */
+    int32_t timer_slot;
     /* Used by the sampler thread only. */
     struct cpu_credit credit;
     uint32_t due;   /* samples due this round */
@@ -132,6 +139,7 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     }
     t->ref = ref;
     t->info = info;
+    t->timer_slot = -1;
     carrier_slot_init(&t->carrier);
     if (from_start)
         cpu_credit_from_start(&t->credit);
@@ -167,9 +175,33 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     return t;
 }
 
+/* On the thread itself: a CPU-time timer, so that signals sample it from now on. */
+static void cover_current(JNIEnv *jni, struct sampled_thread *t)
+{
+    if (!cpu_async_active())
+        return;
+    pthread_mutex_lock(&lock);
+    if (t->timer_slot < 0 && !t->retired)
+        t->timer_slot = cpu_async_cover_current(jni, t->info, t->enabled);
+    pthread_mutex_unlock(&lock);
+}
+
+void cpu_sampler_cover_current(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jthread self = NULL;
+    if ((*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE || !self)
+        return;
+    struct sampled_thread *t = add_thread(jvmti, jni, self, false);
+    if (t)
+        cover_current(jni, t);
+    (*jni)->DeleteLocalRef(jni, self);
+}
+
 void cpu_sampler_thread_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     struct sampled_thread *t = add_thread(jvmti, jni, thread, true);
+    if (t)
+        cover_current(jni, t);
     /* ThreadStart runs on the new thread: bind it, in case it becomes a carrier. */
     if (t && cpu_carriers_watching())
         carrier_slot_bind_current(&t->carrier);
@@ -189,12 +221,15 @@ void cpu_sampler_thread_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     carrier_slot_bind_current(NULL); /* ThreadEnd runs on the ending thread */
     struct thread_info *info = threads_of(jvmti, jni, thread);
-    if (!info)
-        return;
     pthread_mutex_lock(&lock);
-    struct sampled_thread *t = find_locked(info);
-    if (t)
+    struct sampled_thread *t = info ? find_locked(info) : NULL;
+    /* Its timer goes with its entry's slot number, under the lock that switches use: the
+     * slot may serve another thread once the drain is past this one's samples. */
+    cpu_async_uncover_current(jni);
+    if (t) {
+        t->timer_slot = -1;
         retire_locked(t);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -281,7 +316,7 @@ static size_t gather(void)
                 cpu_credit_reset(&t->credit);
                 t->fresh_start = false;
             }
-            if (t->enabled && !t->retired && t->info != self)
+            if (t->enabled && !t->retired && t->info != self && t->timer_slot < 0)
                 cands[n++] = t;
         }
     }
@@ -450,16 +485,48 @@ static bool sampling_on_locked(void)
     return default_on || enabled_count > 0;
 }
 
+/* Listed threads the rounds must sample: enabled, alive, without a timer, not the sampler. */
+static size_t uncovered_locked(void)
+{
+    struct thread_info *self = atomic_load(&self_info);
+    size_t n = 0;
+    for (size_t i = 0; i < nlist; i++)
+        if (list[i]->enabled && !list[i]->retired && list[i]->timer_slot < 0 &&
+            list[i]->info != self)
+            n++;
+    return n;
+}
+
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
-    atomic_store(&self_info, threads_of(jvmti, jni, NULL));
+    struct thread_info *self = threads_of(jvmti, jni, NULL);
+    atomic_store(&self_info, self);
     int64_t first = 0, last = 0;
     pthread_mutex_lock(&lock);
+    /* The sampler's own CPU time is no sample: no timer for it. */
+    struct sampled_thread *me = self ? find_locked(self) : NULL;
+    if (me && me->timer_slot >= 0) {
+        cpu_async_uncover_current(jni);
+        me->timer_slot = -1;
+    }
     int64_t next = now_ns() + interval_ns;
+    int64_t next_signal_check = now_ns() + SIGNAL_CHECK_NS;
     while (!stop_requested) {
+        if (cpu_async_active()) {
+            pthread_mutex_unlock(&lock);
+            cpu_async_drain(jvmti, jni);
+            pthread_mutex_lock(&lock);
+            if (now_ns() >= next_signal_check) {
+                next_signal_check = now_ns() + SIGNAL_CHECK_NS;
+                if (!cpu_async_check_signal()) /* taken over: rounds sample everyone now */
+                    for (size_t i = 0; i < nlist; i++)
+                        list[i]->timer_slot = -1;
+            }
+        }
         if (!sampling_on_locked()) {
-            struct timespec until = timespec_of(now_ns() + PAUSED_WAKE_NS);
+            struct timespec until =
+                timespec_of(now_ns() + (cpu_async_active() ? CPU_ASYNC_DRAIN_NS : PAUSED_WAKE_NS));
             pthread_cond_timedwait(&wake, &lock, &until);
             pthread_mutex_unlock(&lock);
             free_retired(jni);
@@ -472,6 +539,11 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             struct timespec until = timespec_of(next);
             pthread_cond_timedwait(&wake, &lock, &until);
             continue; /* re-check stop and pause */
+        }
+        if (cpu_async_active() && uncovered_locked() == 0) {
+            /* Every thread has its timer: only the ring to drain, less often than rounds. */
+            next = now + (interval_ns > CPU_ASYNC_DRAIN_NS ? interval_ns : CPU_ASYNC_DRAIN_NS);
+            continue;
         }
         in_round = true;
         pthread_mutex_unlock(&lock);
@@ -575,6 +647,8 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
             list[i]->enabled = on;
             if (on && !list[i]->retired)
                 enabled_count++;
+            if (list[i]->timer_slot >= 0)
+                cpu_timers_set_enabled(list[i]->timer_slot, on);
         }
     } else {
         struct sampled_thread *t = find_locked(info);
@@ -585,6 +659,8 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
                 enabled_count++;
             else
                 enabled_count--;
+            if (t->timer_slot >= 0)
+                cpu_timers_set_enabled(t->timer_slot, on);
         }
     }
     pthread_cond_broadcast(&wake);
@@ -607,8 +683,17 @@ bool cpu_sampler_sampling(void)
 
 void cpu_sampler_clear(void)
 {
+    if (cpu_async_active())
+        cpu_timers_bump_epochs(); /* samples still in the ring were taken before the clear */
     pthread_mutex_lock(&counts_lock);
     sample_counts_clear(counts);
+    pthread_mutex_unlock(&counts_lock);
+}
+
+void cpu_sampler_add_samples(uint32_t trace, uint64_t n)
+{
+    pthread_mutex_lock(&counts_lock);
+    sample_counts_add(counts, trace, n);
     pthread_mutex_unlock(&counts_lock);
 }
 
