@@ -26,6 +26,9 @@
 #define STOP_WAIT_NS INT64_C(5000000000)
 /* A CONTROL command switching sampling off waits at most this long for the round in progress. */
 #define OFF_WAIT_NS INT64_C(2000000000)
+/* With the async sampler, the CPU time a thread uses before signals sample it (rounds do
+ * until then). */
+#define YOUNG_CPU_NS INT64_C(20000000)
 /* With the async sampler, how often the agent thread checks that SIGPROF is still its own. */
 #define SIGNAL_CHECK_NS INT64_C(1000000000)
 
@@ -36,9 +39,13 @@ struct sampled_thread {
     bool retired;                /* the thread ended; guarded by lock, freed by the sampler */
     bool fresh_start;            /* switched on: forget its CPU credit; guarded by lock */
     struct carrier_slot carrier; /* the virtual thread it runs, if any (JDK 21+) */
-    /* Its CPU-time timer's slot (cpu_timers.h): sampled by signals, not by rounds; -1 when it
-     * has none. Guarded by lock. */
+    /* Its CPU-time timer's slot (cpu_timers.h), -1 when it has none; covered: the timer is
+     * armed and signals sample it, not rounds. A thread starts with its timer disarmed and is
+     * covered once it has used YOUNG_CPU_NS of CPU (doc/cpu-samples.md: the kernel checks CPU
+     * timers at its tick, so a thread that lives less than a few ticks would get no signal).
+     * Guarded by lock. */
     int32_t timer_slot;
+    bool covered;
     /* Used by the sampler thread only. */
     struct cpu_credit credit;
     uint32_t due;   /* samples due this round */
@@ -182,7 +189,7 @@ static void cover_current(JNIEnv *jni, struct sampled_thread *t)
         return;
     pthread_mutex_lock(&lock);
     if (t->timer_slot < 0 && !t->retired)
-        t->timer_slot = cpu_async_cover_current(jni, t->info, t->enabled);
+        t->timer_slot = cpu_async_cover_current(jni, t->info, false); /* armed when grown up */
     pthread_mutex_unlock(&lock);
 }
 
@@ -228,6 +235,7 @@ void cpu_sampler_thread_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     cpu_async_uncover_current(jni);
     if (t) {
         t->timer_slot = -1;
+        t->covered = false;
         retire_locked(t);
     }
     pthread_mutex_unlock(&lock);
@@ -316,7 +324,7 @@ static size_t gather(void)
                 cpu_credit_reset(&t->credit);
                 t->fresh_start = false;
             }
-            if (t->enabled && !t->retired && t->info != self && t->timer_slot < 0)
+            if (t->enabled && !t->retired && t->info != self && !t->covered)
                 cands[n++] = t;
         }
     }
@@ -342,6 +350,15 @@ static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
     if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
         return 0;
     stats.cpu_reads++;
+    if (t->timer_slot >= 0 && cpu >= YOUNG_CPU_NS) {
+        /* Grown up: its timer's signals sample it from now on. */
+        pthread_mutex_lock(&lock);
+        if (t->timer_slot >= 0 && !t->retired && !t->covered) {
+            t->covered = true;
+            cpu_timers_set_enabled(t->timer_slot, t->enabled);
+        }
+        pthread_mutex_unlock(&lock);
+    }
     return cpu_credit_update(&t->credit, (int64_t)cpu, interval_ns, uniform());
 }
 
@@ -491,7 +508,7 @@ static size_t uncovered_locked(void)
     struct thread_info *self = atomic_load(&self_info);
     size_t n = 0;
     for (size_t i = 0; i < nlist; i++)
-        if (list[i]->enabled && !list[i]->retired && list[i]->timer_slot < 0 &&
+        if (list[i]->enabled && !list[i]->retired && !list[i]->covered &&
             list[i]->info != self)
             n++;
     return n;
@@ -509,6 +526,7 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     if (me && me->timer_slot >= 0) {
         cpu_async_uncover_current(jni);
         me->timer_slot = -1;
+        me->covered = false;
     }
     int64_t next = now_ns() + interval_ns;
     int64_t next_signal_check = now_ns() + SIGNAL_CHECK_NS;
@@ -520,8 +538,11 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             if (now_ns() >= next_signal_check) {
                 next_signal_check = now_ns() + SIGNAL_CHECK_NS;
                 if (!cpu_async_check_signal()) /* taken over: rounds sample everyone now */
-                    for (size_t i = 0; i < nlist; i++)
+                    for (size_t i = 0; i < nlist; i++) {
                         list[i]->timer_slot = -1;
+                        list[i]->covered = false;
+                        list[i]->fresh_start = true; /* its CPU since the last round is lost */
+                    }
             }
         }
         if (!sampling_on_locked()) {
@@ -647,7 +668,7 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
             list[i]->enabled = on;
             if (on && !list[i]->retired)
                 enabled_count++;
-            if (list[i]->timer_slot >= 0)
+            if (list[i]->covered)
                 cpu_timers_set_enabled(list[i]->timer_slot, on);
         }
     } else {
@@ -659,7 +680,7 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
                 enabled_count++;
             else
                 enabled_count--;
-            if (t->timer_slot >= 0)
+            if (t->covered)
                 cpu_timers_set_enabled(t->timer_slot, on);
         }
     }
