@@ -92,6 +92,8 @@ static struct {
     uint64_t no_java, no_method_frames, discarded, vthread_samples, vthread_dropped;
     uint64_t drains, drain_ns;
 } st;
+/* CPU time making jmethodIDs (ClassPrepare and VM init), for the verbose message. */
+static _Atomic(uint64_t) prepare_ns, prepared_classes;
 
 static int64_t cpu_now_ns(void)
 {
@@ -230,20 +232,27 @@ void cpu_async_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Classes loaded before the agent (start-up classes, or everything at an attach). */
     jint n = 0;
     jclass *classes = NULL;
+    int64_t t0 = cpu_now_ns();
     if ((*jvmti)->GetLoadedClasses(jvmti, &n, &classes) == JVMTI_ERROR_NONE) {
         for (jint i = 0; i < n; i++) {
             async_stack_prepare_class(jvmti, classes[i]);
             (*jni)->DeleteLocalRef(jni, classes[i]);
         }
         jvmti_free(jvmti, classes);
+        atomic_fetch_add(&prepared_classes, (uint64_t)n);
     }
+    atomic_fetch_add(&prepare_ns, (uint64_t)(cpu_now_ns() - t0));
     find_boundary(jvmti, jni);
 }
 
 void cpu_async_class_prepare(jvmtiEnv *jvmti, jclass klass)
 {
-    if (cpu_async_active())
-        async_stack_prepare_class(jvmti, klass);
+    if (!cpu_async_active())
+        return;
+    int64_t t0 = cpu_now_ns();
+    async_stack_prepare_class(jvmti, klass);
+    atomic_fetch_add(&prepare_ns, (uint64_t)(cpu_now_ns() - t0));
+    atomic_fetch_add(&prepared_classes, 1);
 }
 
 /* ---- threads ------------------------------------------------------------------------------ */
@@ -529,14 +538,17 @@ void cpu_async_log_stats(void)
     log_info("cpu=samples: async sampler (SIGPROF on per-thread CPU-time timers, "
              "AsyncGetCallTrace): %llu samples from %llu signals on %llu threads (%llu without "
              "a timer); %llu unwalkable (%.2f%%), %llu not in Java code, %llu switched off or "
-             "cleared; drain %.1f us of CPU on average over %llu drains",
+             "cleared; handler %.1f us of CPU per signal, drain %.1f us per drain (%llu drains), "
+             "jmethodIDs for %llu classes in %.1f ms",
              (unsigned long long)st.samples, (unsigned long long)t.signals,
              (unsigned long long)t.threads, (unsigned long long)t.failures,
              (unsigned long long)unwalkable,
              st.samples ? 100.0 * (double)unwalkable / (double)st.samples : 0.0,
              (unsigned long long)st.no_java, (unsigned long long)st.discarded,
+             t.signals ? (double)t.handler_ns / (double)t.signals / 1e3 : 0.0,
              st.drains ? (double)st.drain_ns / (double)st.drains / 1e3 : 0.0,
-             (unsigned long long)st.drains);
+             (unsigned long long)st.drains, (unsigned long long)atomic_load(&prepared_classes),
+             (double)atomic_load(&prepare_ns) / 1e6);
     char buf[1024];
     size_t off = 0;
     for (int r = 0; r < R_COUNT && off < sizeof buf; r++)

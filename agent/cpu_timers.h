@@ -97,12 +97,13 @@ void cpu_timers_recycle(void);
 void cpu_timers_stop(void);
 
 struct cpu_timers_stats {
-    uint64_t signals;  /* handler entries with a current slot */
-    uint64_t foreign;  /* signals not from our timers (kill -PROF), ignored */
-    uint64_t stale;    /* signals for an ended slot or after stop */
-    uint64_t lost;     /* weight lost because the ring was full */
-    uint64_t threads;  /* timers created */
-    uint64_t failures; /* timers that could not be created */
+    uint64_t signals;    /* handler entries with a current slot */
+    uint64_t foreign;    /* signals not from our timers (kill -PROF), ignored */
+    uint64_t stale;      /* signals for an ended slot or after stop */
+    uint64_t lost;       /* weight lost because the ring was full */
+    uint64_t threads;    /* timers created */
+    uint64_t failures;   /* timers that could not be created */
+    uint64_t handler_ns; /* CPU time spent in the handler (claim, walk, publish) */
 };
 void cpu_timers_get_stats(struct cpu_timers_stats *out);
 
