@@ -558,12 +558,14 @@ void cpu_async_log_stats(void)
     if (off >= sizeof buf)
         off = sizeof buf - 1;
     buf[off] = '\0';
-    log_info("cpu=samples: unwalkable samples by reason (pseudo-frames <unwalkable>.<reason>): "
-             "%s; frames without a jmethodID in %llu samples; %llu signals ignored (stale %llu, "
-             "not from a timer %llu)",
-             off ? buf : "none", (unsigned long long)st.no_method_frames,
-             (unsigned long long)(t.stale + t.foreign), (unsigned long long)t.stale,
-             (unsigned long long)t.foreign);
+    log_info(
+        "cpu=samples: unwalkable samples by reason (pseudo-frames <unwalkable>.<reason>): "
+        "%s; %llu of %llu walks that failed in Java code walked from the caller; frames without "
+        "a jmethodID in %llu samples; %llu signals ignored (stale %llu, not from a timer "
+        "%llu)",
+        off ? buf : "none", (unsigned long long)t.recovered, (unsigned long long)t.retried,
+        (unsigned long long)st.no_method_frames, (unsigned long long)(t.stale + t.foreign),
+        (unsigned long long)t.stale, (unsigned long long)t.foreign);
     if (cpu_carriers_watching())
         log_info("cpu=samples: %llu samples on virtual threads, %llu dropped (the virtual "
                  "thread was gone by the drain)",

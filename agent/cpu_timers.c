@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "segarray.h"
@@ -34,8 +35,9 @@ struct timer_slot {
     /* Written before the slot is published LIVE (release), read by the handler after. */
     JNIEnv *env;
     uintptr_t owner;
-    int timer_id;     /* the kernel's timer id, -1 when none; guarded by lock */
-    uint64_t end_pos; /* ring position when the thread ended; guarded by lock */
+    uintptr_t stack_lo, stack_hi; /* the thread's stack, for the one-frame retry */
+    int timer_id;                 /* the kernel's timer id, -1 when none; guarded by lock */
+    uint64_t end_pos;             /* ring position when the thread ended; guarded by lock */
 };
 
 /* lock guards slot allocation, the free and ended lists, and every timer_settime and
@@ -55,6 +57,7 @@ static struct sigaction previous;
 
 static _Atomic(uint64_t) n_signals, n_foreign, n_stale, n_lost, n_threads, n_failures;
 static _Atomic(uint64_t) handler_ns; /* CPU time inside the handler, for the verbose message */
+static _Atomic(uint64_t) n_retried, n_recovered;
 
 /* The calling thread's CPU clock: clock_gettime is async-signal-safe (a vDSO read). */
 static uint64_t thread_cpu_ns(void)
@@ -70,6 +73,54 @@ static struct timer_slot *slot_at(uint32_t i)
 }
 
 /* ---- the handler ------------------------------------------------------------------- */
+
+/* AGCT cannot walk from a pc where no frame is set up: in a stub that pushes no frame (vtable
+ * and itable dispatch, many intrinsics) or at a compiled method's first instructions. There
+ * the top of the stack still holds the return address into the caller: walked again as if
+ * the stub had returned, the sample goes to the calling frame. AGCT checks the frame it is
+ * given, so a word that is no return address makes it fail again (the first reason is then
+ * kept). x86-64 only. */
+static int walk_from_return_address(const struct timer_slot *s, struct timer_record *rec, int depth,
+                                    void *ucontext, int first)
+{
+#if defined(__x86_64__)
+    if (!ucontext)
+        return first;
+    atomic_fetch_add_explicit(&n_retried, 1, memory_order_relaxed);
+    ucontext_t copy;
+    memcpy(&copy, ucontext, sizeof copy);
+    uintptr_t sp = (uintptr_t)copy.uc_mcontext.gregs[REG_RSP];
+    if ((sp & 7) != 0 || sp < s->stack_lo || sp + 8 > s->stack_hi)
+        return first;
+    copy.uc_mcontext.gregs[REG_RIP] = (greg_t) * (const uintptr_t *)sp;
+    copy.uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
+    int n = async_stack_walk(s->env, rec->frames, depth, &copy);
+    if (n <= 0) {
+        /* A stub that set up a frame pointer (push rbp; mov rbp, rsp): its caller's pc and sp
+         * are above the saved rbp. Only when rbp points into this thread's stack (compiled
+         * Java code uses rbp as an ordinary register). */
+        memcpy(&copy, ucontext, sizeof copy);
+        uintptr_t fp = (uintptr_t)copy.uc_mcontext.gregs[REG_RBP];
+        if ((fp & 7) != 0 || fp < sp || fp + 16 > s->stack_hi)
+            return first;
+        const uintptr_t *link = (const uintptr_t *)fp;
+        copy.uc_mcontext.gregs[REG_RIP] = (greg_t)link[1];
+        copy.uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
+        copy.uc_mcontext.gregs[REG_RBP] = (greg_t)link[0];
+        n = async_stack_walk(s->env, rec->frames, depth, &copy);
+        if (n <= 0)
+            return first;
+    }
+    atomic_fetch_add_explicit(&n_recovered, 1, memory_order_relaxed);
+    return n;
+#else
+    (void)s;
+    (void)rec;
+    (void)depth;
+    (void)ucontext;
+    return first;
+#endif
+}
 
 static void on_signal(int sig, siginfo_t *si, void *ucontext)
 {
@@ -117,6 +168,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     rec->mounted = atomic_load_explicit(&s->mounted, memory_order_relaxed);
     int depth = atomic_load_explicit(&walk_depth, memory_order_relaxed);
     rec->nframes = async_stack_walk(s->env, rec->frames, depth, ucontext);
+    if (rec->nframes == ASYNC_TICKS_UNKNOWN_JAVA || rec->nframes == ASYNC_TICKS_NOT_WALKABLE_JAVA)
+        rec->nframes = walk_from_return_address(s, rec, depth, ucontext, rec->nframes);
     sample_ring_publish(ring, pos);
     atomic_fetch_add_explicit(&handler_ns, thread_cpu_ns() - t0, memory_order_relaxed);
     errno = saved_errno;
@@ -276,6 +329,17 @@ int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, bool enabled)
     atomic_store(&s->gen, gen);
     s->env = env;
     s->owner = owner;
+    s->stack_lo = s->stack_hi = 0;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *addr = NULL;
+        size_t size = 0;
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+            s->stack_lo = (uintptr_t)addr;
+            s->stack_hi = (uintptr_t)addr + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
     s->timer_id = -1;
     atomic_store(&s->enabled, enabled);
     atomic_store(&s->mounted, false);
@@ -439,4 +503,6 @@ void cpu_timers_get_stats(struct cpu_timers_stats *out)
     out->threads = atomic_load(&n_threads);
     out->failures = atomic_load(&n_failures);
     out->handler_ns = atomic_load(&handler_ns);
+    out->retried = atomic_load(&n_retried);
+    out->recovered = atomic_load(&n_recovered);
 }

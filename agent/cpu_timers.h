@@ -104,6 +104,8 @@ struct cpu_timers_stats {
     uint64_t threads;    /* timers created */
     uint64_t failures;   /* timers that could not be created */
     uint64_t handler_ns; /* CPU time spent in the handler (claim, walk, publish) */
+    uint64_t retried;    /* walks retried from the return address (unknown/not walkable Java) */
+    uint64_t recovered;  /* of those, walked from the caller */
 };
 void cpu_timers_get_stats(struct cpu_timers_stats *out);
 
