@@ -69,7 +69,8 @@ static _Atomic(bool) active;
 static bool per_thread;
 
 static jmethodID boundary_enter[MAX_BOUNDARY], boundary_special[MAX_BOUNDARY];
-static int nenter, nspecial;
+static jmethodID yield_methods[MAX_BOUNDARY]; /* Continuation.yield, yield0, doYield */
+static int nenter, nspecial, nyield;
 
 /* drain_lock serialises drains (the agent thread, dumps, CONTROL commands). */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -205,6 +206,10 @@ static void find_boundary(jvmtiEnv *jvmti, JNIEnv *jni)
                 boundary_enter[nenter++] = methods[i];
             else if (strcmp(name, "enterSpecial") == 0 && nspecial < MAX_BOUNDARY)
                 boundary_special[nspecial++] = methods[i];
+            else if ((strcmp(name, "yield") == 0 || strcmp(name, "yield0") == 0 ||
+                      strcmp(name, "doYield") == 0) &&
+                     nyield < MAX_BOUNDARY)
+                yield_methods[nyield++] = methods[i];
             jvmti_free(jvmti, name);
         }
         jvmti_free(jvmti, methods);
@@ -375,11 +380,15 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct timer_record
     }
     if (n > cpu_timers_max_frames())
         n = cpu_timers_max_frames();
-    /* A virtual thread's frames end at Continuation.enter; the carrier's follow. */
+    /* A virtual thread's frames end at Continuation.enter; the carrier's follow. A stack with
+     * Continuation.yield in it is a virtual thread's too: between the unmount event (which
+     * clears "mounted") and the end of the yield, its frames are still on the carrier. */
     bool virtual_stack = rec->mounted != 0;
     int keep = n;
     for (int i = 0; i < n && (nenter || nspecial); i++) {
         jmethodID m = rec->frames[i].method_id;
+        if (is_one_of(m, yield_methods, nyield))
+            virtual_stack = true;
         if (is_one_of(m, boundary_enter, nenter)) {
             keep = i + 1;
             virtual_stack = true;
