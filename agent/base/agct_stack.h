@@ -1,5 +1,7 @@
-/* The current thread's stack through HotSpot's exported AsyncGetCallTrace (AGCT), for the
- * HPROF_SITES_AGCT_CHECK diagnostic of heap=sites, which compares it with GetStackTrace on
+/* The current thread's stack through HotSpot's exported AsyncGetCallTrace (AGCT), for two
+ * users. cpu=samples' async sampler calls async_stack_walk from its SIGPROF handler with the
+ * interrupted context (doc/cpu-samples.md). heap=sites' HPROF_SITES_AGCT_CHECK diagnostic
+ * calls async_stack_get, which compares it with GetStackTrace on
  * every allocation event (doc/heap-sites.md, "Mechanism": from an allocation event AGCT
  * cannot walk most compiled frames, and it returns a truncated or wrong stack in a few cases,
  * so heap=sites never records its answer). AGCT is an unsupported export of libjvm (no
