@@ -266,11 +266,12 @@ class CpuSamplesTest {
         Path dir = Jvm.workDir("cpu-safepoint");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,sampler=safepoint,depth=8,cutoff=0,file=cpu.txt")),
-                "InlinedLeaf", "1500");
+                "InlinedLeaf", "2000");
         assertEquals(0, r.exit(), r.describe());
         assertFalse(r.err().contains("async sampler"), r.describe());
         long[] m = mixShare(dir, "a");
-        assertTrue(m[1] >= 50 && m[0] < m[1] / 2, m[0] + " of " + m[1] + "\n" + r.describe());
+        // Under load the thread may get a fifth of a core: 20 samples are enough to see it.
+        assertTrue(m[1] >= 20 && m[0] < m[1] / 2, m[0] + " of " + m[1] + "\n" + r.describe());
     }
 
     static Stream<Arguments> virtualThreadJdks() {
