@@ -174,6 +174,18 @@ static enum set_result set_cpu(struct hprof_options *o, const struct opt_desc *d
     return SET_OK;
 }
 
+static enum set_result set_sampler(struct hprof_options *o, const struct opt_desc *d, const char *v)
+{
+    (void)d;
+    if (strcmp(v, "async") == 0)
+        o->sampler = HPROF_SAMPLER_ASYNC;
+    else if (strcmp(v, "safepoint") == 0)
+        o->sampler = HPROF_SAMPLER_SAFEPOINT;
+    else
+        return SET_BAD;
+    return SET_OK;
+}
+
 static enum set_result set_format(struct hprof_options *o, const struct opt_desc *d, const char *v)
 {
     (void)d;
@@ -306,6 +318,7 @@ static const struct opt_desc option_table[] = {
     {.name = "verbose", YES_NO, FIELD_OF(verbose)},
     {.name = "gc_okay", .allowed = "y|n", .set = set_gc_okay},
     {.name = "gz", YES_NO, FIELD_OF(gzip)},
+    {.name = "sampler", .allowed = "async|safepoint", .set = set_sampler},
     {.name = "sites_interval",
      .allowed = "an integer from 0 to 1073741824 (bytes)",
      .set = set_u64,
@@ -636,6 +649,9 @@ static const char help_text[] =
     "-------------------------------------\n"
     "gz=y|n                 gzip the binary output         n\n"
     "                       (format=b only; java.hprof.gz)\n"
+    "sampler=async|        cpu=samples: signals on CPU   async\n"
+    "        safepoint      timers + AsyncGetCallTrace, or\n"
+    "                       the old safepoint sampler\n"
     "sites_interval=<bytes> heap=sites: sample one         0\n"
     "                       allocation per <bytes> bytes\n"
     "                       (0 = count every allocation)\n"

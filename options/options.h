@@ -18,6 +18,9 @@
 #define HPROF_NET_PORT_MAX 65535
 
 enum hprof_cpu_mode { HPROF_CPU_OFF = 0, HPROF_CPU_SAMPLES, HPROF_CPU_TIMES, HPROF_CPU_OLD };
+/* cpu=samples' sampler: signals on per-thread CPU-time timers with AsyncGetCallTrace (the
+ * default), or the agent thread's rounds with GetThreadListStackTraces (doc/cpu-samples.md). */
+enum hprof_sampler { HPROF_SAMPLER_ASYNC = 0, HPROF_SAMPLER_SAFEPOINT };
 /* PHD and classic hold only a heap dump (OpenJ9's formats, doc/phd.md). */
 enum hprof_format {
     HPROF_FORMAT_ASCII = 0,
@@ -37,19 +40,20 @@ struct hprof_options {
     char *file;               /* file=<file>; NULL means the default name */
     char *net_host;           /* net=<host>:<port>; NULL means no socket */
     uint16_t net_port;
-    int depth;               /* depth=<size>, default 4 */
-    int interval_ms;         /* interval=<ms>, default 10 */
-    double cutoff;           /* cutoff=<value>, default 0.0001 */
-    bool lineno;             /* lineno=y|n, default y */
-    bool thread;             /* thread=y|n, default n */
-    bool doe;                /* doe=y|n, default y */
-    bool msa;                /* msa=y|n: accepted, no effect on Linux */
-    bool force;              /* force=y|n, default y */
-    bool verbose;            /* verbose=y|n, default y */
-    bool gzip;               /* gz=y|n: extension, gzip members for binary output */
-    uint64_t sites_interval; /* sites_interval=<bytes>: extension, 0 = exact sites */
-    char warnings[512];      /* non-fatal notes (gc_okay, msa), one per line */
-                             /* (each line ends with '\n'; "" when none) */
+    int depth;                  /* depth=<size>, default 4 */
+    int interval_ms;            /* interval=<ms>, default 10 */
+    double cutoff;              /* cutoff=<value>, default 0.0001 */
+    bool lineno;                /* lineno=y|n, default y */
+    bool thread;                /* thread=y|n, default n */
+    bool doe;                   /* doe=y|n, default y */
+    bool msa;                   /* msa=y|n: accepted, no effect on Linux */
+    bool force;                 /* force=y|n, default y */
+    bool verbose;               /* verbose=y|n, default y */
+    bool gzip;                  /* gz=y|n: extension, gzip members for binary output */
+    enum hprof_sampler sampler; /* sampler=async|safepoint: extension, default async */
+    uint64_t sites_interval;    /* sites_interval=<bytes>: extension, 0 = exact sites */
+    char warnings[512];         /* non-fatal notes (gc_okay, msa), one per line */
+                                /* (each line ends with '\n'; "" when none) */
 };
 
 /* Outcome of options_parse. */

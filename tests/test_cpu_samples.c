@@ -7,6 +7,13 @@
 #include "cpu_activity.h"
 #include "ranking.h"
 #include "sample_counts.h"
+#include "sample_ring.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/time.h>
 
 #define MS INT64_C(1000000)
 /* u values for cpu_credit_update: never / always round a fraction up. */
@@ -204,6 +211,151 @@ START_TEST(credit_refund_reset_and_guards)
 }
 END_TEST
 
+START_TEST(ring_fifo_full_and_reuse)
+{
+    struct sample_ring *r = sample_ring_new(5, 24); /* rounded up to 8 */
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(sample_ring_capacity(r), 8);
+    ck_assert_ptr_null(sample_ring_peek(r));
+    for (uint32_t lap = 0; lap < 3; lap++) {
+        for (uint32_t i = 0; i < 8; i++) {
+            uint64_t pos;
+            uint32_t *rec = sample_ring_claim(r, &pos);
+            ck_assert_ptr_nonnull(rec);
+            ck_assert_uint_eq(pos, lap * 8 + i);
+            rec[0] = lap * 100 + i;
+            sample_ring_publish(r, pos);
+        }
+        uint64_t pos;
+        ck_assert_ptr_null(sample_ring_claim(r, &pos)); /* full: refused, nothing overwritten */
+        ck_assert_uint_eq(sample_ring_claimed(r), (lap + 1) * 8);
+        for (uint32_t i = 0; i < 8; i++) {
+            uint32_t *rec = sample_ring_peek(r);
+            ck_assert_ptr_nonnull(rec);
+            ck_assert_uint_eq(rec[0], lap * 100 + i); /* oldest first */
+            sample_ring_release(r);
+        }
+        ck_assert_ptr_null(sample_ring_peek(r));
+        ck_assert_uint_eq(sample_ring_consumed(r), (lap + 1) * 8);
+    }
+    sample_ring_free(r);
+}
+END_TEST
+
+START_TEST(ring_holds_back_at_an_unpublished_record)
+{
+    struct sample_ring *r = sample_ring_new(4, 8);
+    uint64_t a, b;
+    uint64_t *ra = sample_ring_claim(r, &a), *rb = sample_ring_claim(r, &b);
+    *rb = 2;
+    sample_ring_publish(r, b);
+    ck_assert_ptr_null(sample_ring_peek(r)); /* a is claimed, not published: wait for it */
+    *ra = 1;
+    sample_ring_publish(r, a);
+    ck_assert_uint_eq(*(uint64_t *)sample_ring_peek(r), 1);
+    sample_ring_release(r);
+    ck_assert_uint_eq(*(uint64_t *)sample_ring_peek(r), 2);
+    sample_ring_release(r);
+    sample_ring_free(r);
+}
+END_TEST
+
+/* Producers in threads and in a signal handler (as in the agent), one consumer: every record
+ * arrives once, intact, and records refused by a full ring are counted by their producers. */
+#define PRODUCERS 4
+#define PER_PRODUCER 20000u
+static struct sample_ring *shared_ring;
+static _Atomic(uint64_t) refused, from_signals;
+
+struct record3 {
+    uint32_t producer, seq, check;
+};
+
+static void produce(uint32_t producer, uint32_t seq, int tries)
+{
+    uint64_t pos;
+    struct record3 *rec = sample_ring_claim(shared_ring, &pos);
+    while (!rec && --tries > 0) {
+        sched_yield();
+        rec = sample_ring_claim(shared_ring, &pos);
+    }
+    if (!rec) {
+        atomic_fetch_add(&refused, 1);
+        return;
+    }
+    rec->producer = producer;
+    rec->seq = seq;
+    rec->check = producer * 2654435761u ^ seq;
+    sample_ring_publish(shared_ring, pos);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    produce(PRODUCERS, (uint32_t)atomic_fetch_add(&from_signals, 1), 1); /* never waits */
+}
+
+static void *producer_main(void *arg)
+{
+    uint32_t id = (uint32_t)(uintptr_t)arg;
+    for (uint32_t i = 0; i < PER_PRODUCER; i++)
+        produce(id, i, 1000);
+    return NULL;
+}
+
+START_TEST(ring_many_producers_one_consumer)
+{
+    shared_ring = sample_ring_new(1024, sizeof(struct record3));
+    atomic_store(&refused, 0);
+    atomic_store(&from_signals, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGPROF, &sa, NULL);
+    struct itimerval it = {{0, 1000}, {0, 1000}};
+    setitimer(ITIMER_PROF, &it, NULL);
+    pthread_t th[PRODUCERS];
+    for (uintptr_t i = 0; i < PRODUCERS; i++)
+        pthread_create(&th[i], NULL, producer_main, (void *)i);
+    static uint32_t next[PRODUCERS + 1];
+    memset(next, 0, sizeof next);
+    uint64_t got = 0;
+    bool done = false;
+    while (!done) {
+        struct record3 *rec = sample_ring_peek(shared_ring);
+        if (!rec) {
+            done = sample_ring_claimed(shared_ring) == sample_ring_consumed(shared_ring) &&
+                   got + atomic_load(&refused) ==
+                       (uint64_t)PRODUCERS * PER_PRODUCER + atomic_load(&from_signals);
+            if (done) {
+                struct itimerval off = {{0, 0}, {0, 0}};
+                setitimer(ITIMER_PROF, &off, NULL);
+                /* a signal may have come in after the check */
+                done = got + atomic_load(&refused) ==
+                       (uint64_t)PRODUCERS * PER_PRODUCER + atomic_load(&from_signals);
+                if (!done)
+                    setitimer(ITIMER_PROF, &it, NULL);
+            }
+            continue;
+        }
+        ck_assert_uint_le(rec->producer, PRODUCERS);
+        ck_assert_uint_eq(rec->check, rec->producer * 2654435761u ^ rec->seq);
+        /* Per producer, records arrive in order (refused ones leave gaps). */
+        ck_assert_uint_ge(rec->seq, next[rec->producer]);
+        next[rec->producer] = rec->seq + 1;
+        got++;
+        sample_ring_release(shared_ring);
+    }
+    for (int i = 0; i < PRODUCERS; i++)
+        pthread_join(th[i], NULL);
+    signal(SIGPROF, SIG_DFL);
+    /* Producers wait a little when the ring is full: most records get through. */
+    ck_assert_uint_gt(got, (uint64_t)PRODUCERS * PER_PRODUCER / 2);
+    sample_ring_free(shared_ring);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cpu-samples");
@@ -217,6 +369,9 @@ int main(void)
     tcase_add_test(tc, credit_turns_cpu_time_into_samples);
     tcase_add_test(tc, credit_rounds_fractions_at_random);
     tcase_add_test(tc, credit_refund_reset_and_guards);
+    tcase_add_test(tc, ring_fifo_full_and_reuse);
+    tcase_add_test(tc, ring_holds_back_at_an_unpublished_record);
+    tcase_add_test(tc, ring_many_producers_one_consumer);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -363,6 +363,18 @@ START_TEST(gz_values)
 }
 END_TEST
 
+START_TEST(sampler_values)
+{
+    ok("cpu=samples");
+    ck_assert_int_eq(o.sampler, HPROF_SAMPLER_ASYNC); /* the default */
+    ok("cpu=samples,sampler=safepoint");
+    ck_assert_int_eq(o.sampler, HPROF_SAMPLER_SAFEPOINT);
+    ok("sampler=safepoint,sampler=async");
+    ck_assert_int_eq(o.sampler, HPROF_SAMPLER_ASYNC);
+    bad("sampler=jfr", "sampler option value must be async|safepoint (sampler=jfr)", NULL);
+}
+END_TEST
+
 START_TEST(warnings_msa_gc_okay)
 {
     ok("msa=n");
@@ -858,8 +870,8 @@ static Suite *options_suite(void)
         {"values",
          {heap_values, cpu_values, format_values, format_dump_only, yes_no_options, file_values,
           net_values, depth_values, interval_values, cutoff_values, cutoff_ignores_locale,
-          sites_interval_values, gz_values, warnings_msa_gc_okay, all_options_at_once,
-          hadoop_string, manual_examples, trailing_comma}},
+          sites_interval_values, gz_values, sampler_values, warnings_msa_gc_okay,
+          all_options_at_once, hadoop_string, manual_examples, trailing_comma}},
         {"restrictions", {restrictions}},
         {"errors",
          {error_unknown_option, error_missing_value, error_bad_enum_values, error_numbers,

@@ -37,6 +37,22 @@ static uint32_t serial_from_tag(jlong tag)
     return tag_site(t) == TAG_SITE_CLASS ? (uint32_t)tag_serial(t) : 0;
 }
 
+/* A new entry owning name and sig (lock held); NULL when the table is full. */
+static struct class_info *append_locked(hprof_id name_id, char *name, char *sig)
+{
+    uint32_t i = segarray_append(&entries);
+    if (i == UINT32_MAX)
+        return NULL;
+    struct class_info *c = segarray_at(&entries, i);
+    c->serial = i + 1;
+    c->class_id = tag_make(TAG_SITE_CLASS, c->serial);
+    c->name_id = name_id;
+    c->name = name;
+    c->signature = sig;
+    c->array_type = names_array_type(sig);
+    return c;
+}
+
 uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
 {
     jlong tag = 0;
@@ -68,22 +84,41 @@ uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
         free(sig_copy);
         return serial;
     }
-    uint32_t i = segarray_append(&entries);
-    if (i != UINT32_MAX) {
-        serial = i + 1;
-        struct class_info *c = segarray_at(&entries, i);
-        c->serial = serial;
-        c->class_id = tag_make(TAG_SITE_CLASS, serial);
-        c->name_id = name_id;
-        c->name = name;
-        c->signature = sig_copy;
-        c->array_type = names_array_type(sig_copy);
+    struct class_info *c = append_locked(name_id, name, sig_copy);
+    if (c) {
+        serial = c->serial;
         (*jvmti)->SetTag(jvmti, klass, (jlong)c->class_id);
     } else {
         free(name);
         free(sig_copy);
     }
     pthread_mutex_unlock(&lock);
+    return serial;
+}
+
+uint32_t classes_register_synthetic(const char *name)
+{
+    char *name_copy = strdup(name);
+    size_t len = strlen(name);
+    char *sig = malloc(len + 3);
+    if (!name_copy || !sig) {
+        free(name_copy);
+        free(sig);
+        return 0;
+    }
+    sig[0] = 'L';
+    memcpy(sig + 1, name, len);
+    sig[len + 1] = ';';
+    sig[len + 2] = '\0';
+    hprof_id name_id = strings_intern(name);
+    pthread_mutex_lock(&lock);
+    struct class_info *c = append_locked(name_id, name_copy, sig);
+    uint32_t serial = c ? c->serial : 0;
+    pthread_mutex_unlock(&lock);
+    if (!serial) {
+        free(name_copy);
+        free(sig);
+    }
     return serial;
 }
 

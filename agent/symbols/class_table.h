@@ -25,6 +25,10 @@ int classes_init(void);
  * Returns 0 if the class cannot be inspected. */
 uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass);
 
+/* A class that is no Java class (cpu=samples' pseudo-frames): a serial and a LOAD CLASS
+ * record with this name, and no class object. Returns 0 when out of memory. */
+uint32_t classes_register_synthetic(const char *name);
+
 /* Registers every loaded class (at VM init or attach). */
 void classes_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni);
 

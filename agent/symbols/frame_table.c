@@ -106,6 +106,30 @@ const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method)
     return result;
 }
 
+bool frames_register_synthetic(jmethodID id, uint32_t class_serial, const char *name)
+{
+    struct method_info m;
+    memset(&m, 0, sizeof m);
+    m.method = id;
+    m.class_serial = class_serial;
+    m.name_id = strings_intern(name);
+    m.sig_id = strings_intern("()V");
+    bool ok = false;
+    uint32_t idx = 0;
+    pthread_mutex_lock(&lock);
+    if (keymap_get(methods_by_id, &id, sizeof id, &idx)) {
+        ok = true;
+    } else {
+        uint32_t i = segarray_append(&methods);
+        if (i != UINT32_MAX && keymap_put(methods_by_id, &id, sizeof id, i + 1)) {
+            *(struct method_info *)segarray_at(&methods, i) = m;
+            ok = true;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
 static int32_t line_at(const struct method_info *m, jlocation location)
 {
     if (m->native)

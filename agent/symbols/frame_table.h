@@ -34,6 +34,11 @@ uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location);
 /* The method's details, read and kept on first call; NULL if it cannot be read. */
 const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method);
 
+/* A method that is no Java method (cpu=samples' pseudo-frames): frames_intern(id, 0) then
+ * gives its frame without asking JVMTI. id must never be a real jmethodID (an address of the
+ * caller's own static data). Returns false when out of memory. */
+bool frames_register_synthetic(jmethodID id, uint32_t class_serial, const char *name);
+
 const struct frame_info *frames_get(uint32_t serial);
 
 /* Fills the writer's view of a frame (pointers stay valid for the process's life). */

@@ -8,6 +8,7 @@
 /* The slot of the platform thread this OS thread is (bound at its ThreadStart). */
 static _Thread_local struct carrier_slot *tls_slot;
 static bool watching;
+static void (*observer)(JNIEnv *jni, jthread vthread);
 
 void carrier_slot_init(struct carrier_slot *s)
 {
@@ -44,14 +45,16 @@ jthread carrier_slot_mounted(JNIEnv *jni, struct carrier_slot *s)
 static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
 {
     (void)jvmti;
-    struct carrier_slot *s = tls_slot;
-    if (!s)
-        return; /* a thread not listed (started before an attach, or no memory) */
     va_list ap;
     va_start(ap, jvmti);
     JNIEnv *jni = va_arg(ap, JNIEnv *);
     jthread vthread = va_arg(ap, jthread);
     va_end(ap);
+    if (observer)
+        observer(jni, vthread);
+    struct carrier_slot *s = tls_slot;
+    if (!s)
+        return; /* a thread not listed (started before an attach, or no memory) */
     /* Only this thread writes s->vthread, so reading it here needs no lock. A virtual thread
      * that parks and resumes on the same carrier costs no new reference. */
     if (vthread && (!s->vthread || !(*jni)->IsSameObject(jni, s->vthread, vthread))) {
@@ -69,6 +72,8 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
 static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
 {
     (void)jvmti;
+    if (observer)
+        observer(NULL, NULL);
     struct carrier_slot *s = tls_slot;
     if (s)
         atomic_store_explicit(&s->mounted, false, memory_order_release);
@@ -85,6 +90,11 @@ bool cpu_carriers_watch(jvmtiEnv *jvmti)
     log_warning("cpu=samples: this VM has no virtual-thread mount events; virtual threads "
                 "will not be sampled");
     return false;
+}
+
+void cpu_carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread))
+{
+    observer = fn;
 }
 
 bool cpu_carriers_watching(void)

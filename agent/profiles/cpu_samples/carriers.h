@@ -27,6 +27,9 @@ struct carrier_slot {
  * events are on (false on JDK 17, or on a VM without them: then nothing here costs). */
 bool cpu_carriers_watch(jvmtiEnv *jvmti);
 bool cpu_carriers_watching(void);
+/* Also tells fn of each mount (the JNIEnv and the virtual thread) and unmount (NULL, NULL),
+ * on the carrier: the async sampler's hook (cpu_async.c). Set before the events are on. */
+void cpu_carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread));
 
 void carrier_slot_init(struct carrier_slot *s);
 /* Frees the slot's reference; the thread has ended (no mount can come any more). */

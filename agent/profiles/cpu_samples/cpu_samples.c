@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async_sampler.h"
 #include "carriers.h"
 #include "sampler_thread.h"
 #include "log.h"
@@ -26,8 +27,14 @@ static bool cpu_samples_enabled(const struct hprof_options *opts)
 
 static void cpu_samples_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
 {
-    (void)opts;
     caps->can_get_thread_cpu_time = 1; /* other threads' CPU time: busy or waiting in native */
+    if (opts->sampler == HPROF_SAMPLER_ASYNC)
+        cpu_async_add_capabilities(caps);
+}
+
+static void cpu_samples_set_callbacks(jvmtiEventCallbacks *cb)
+{
+    cpu_async_set_callbacks(cb);
 }
 
 static int cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
@@ -38,20 +45,30 @@ static int cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts, 
         log_error("cpu=samples: out of memory at start-up");
         return -1;
     }
-    cpu_carriers_watch(jvmti); /* JDK 21+: follow virtual threads on their carriers */
+    cpu_async_start(jvmti, opts); /* else the safepoint sampler's rounds sample every thread */
+    cpu_carriers_watch(jvmti);    /* JDK 21+: follow virtual threads on their carriers */
     return 0;
 }
 
 static void cpu_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
+    cpu_async_vm_init(jvmti, jni);
     cpu_sampler_add_live_threads(jvmti, jni);
-    cpu_sampler_start(jvmti, jni); /* on failure: logged, and no samples */
+    cpu_sampler_cover_current(jvmti, jni); /* VM init runs on the main thread */
+    cpu_sampler_start(jvmti, jni);         /* on failure: logged, and no samples */
 }
 
 static void cpu_samples_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     cpu_sampler_thread_started(jvmti, jni, thread);
+}
+
+static void cpu_samples_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jni;
+    (void)thread;
+    cpu_async_class_prepare(jvmti, klass);
 }
 
 static void cpu_samples_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -63,6 +80,7 @@ static void cpu_samples_dump(const struct dump_request *req)
 {
     if (!(req->sections & DUMP_CPU))
         return;
+    cpu_async_drain(req->jvmti, req->jni); /* the samples still in the ring count too */
     struct hprof_cost_row *rows = NULL;
     uint64_t total = 0;
     size_t n = cpu_sampler_snapshot(&rows, &total);
@@ -109,11 +127,14 @@ static void cpu_samples_control(const struct control_request *req)
 
 static void cpu_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    (void)jvmti;
-    (void)jni;
+    cpu_async_stop(); /* no signal after this; the exit dump drains what is left */
     cpu_sampler_stop();
+    cpu_async_drain(jvmti, jni);
+    cpu_async_log_stats();
     struct cpu_sampler_stats s;
     cpu_sampler_get_stats(&s);
+    if (cpu_async_active() && s.ticks == 0)
+        return; /* every thread had its timer: no rounds to report */
     double secs = (double)s.running_ns / 1e9;
     log_info("cpu=samples: %llu samples in %llu rounds over %.2f s (%.1f rounds/s, %llu skipped); "
              "%.1f us per round on average (%.1f us of CPU), %.1f us at most",
@@ -131,10 +152,12 @@ const struct hprof_profile cpu_samples_profile = {
     .name = "cpu=samples",
     .enabled = cpu_samples_enabled,
     .add_capabilities = cpu_samples_add_capabilities,
+    .set_callbacks = cpu_samples_set_callbacks,
     .start = cpu_samples_start,
     .vm_init = cpu_samples_vm_init,
     .thread_start = cpu_samples_thread_start,
     .thread_end = cpu_samples_thread_end,
+    .class_prepare = cpu_samples_class_prepare,
     .dump = cpu_samples_dump,
     .control = cpu_samples_control,
     .vm_death = cpu_samples_vm_death,

@@ -8,7 +8,9 @@
 
 #include "clock.h"
 #include "cpu_activity.h"
+#include "async_sampler.h"
 #include "carriers.h"
+#include "cpu_timers.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "sample_counts.h"
@@ -25,6 +27,11 @@
 #define STOP_WAIT_NS INT64_C(5000000000)
 /* A CONTROL command switching sampling off waits at most this long for the round in progress. */
 #define OFF_WAIT_NS INT64_C(2000000000)
+/* With the async sampler, the CPU time a thread uses before signals sample it (rounds do
+ * until then). */
+#define YOUNG_CPU_NS INT64_C(20000000)
+/* With the async sampler, how often the agent thread checks that SIGPROF is still its own. */
+#define SIGNAL_CHECK_NS INT64_C(1000000000)
 
 struct sampled_thread {
     jthread ref; /* global reference */
@@ -33,6 +40,13 @@ struct sampled_thread {
     bool retired;                /* the thread ended; guarded by lock, freed by the sampler */
     bool fresh_start;            /* switched on: forget its CPU credit; guarded by lock */
     struct carrier_slot carrier; /* the virtual thread it runs, if any (JDK 21+) */
+    /* Its CPU-time timer's slot (cpu_timers.h), -1 when it has none; covered: the timer is
+     * armed and signals sample it, not rounds. A thread starts with its timer disarmed and is
+     * covered once it has used YOUNG_CPU_NS of CPU (doc/cpu-samples.md: the kernel checks CPU
+     * timers at its tick, so a thread that lives less than a few ticks would get no signal).
+     * Guarded by lock. */
+    int32_t timer_slot;
+    bool covered;
     /* Used by the sampler thread only. */
     struct cpu_credit credit;
     uint32_t due;   /* samples due this round */
@@ -121,6 +135,7 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     }
     t->ref = ref;
     t->info = info;
+    t->timer_slot = -1;
     carrier_slot_init(&t->carrier);
     if (from_start)
         cpu_credit_from_start(&t->credit);
@@ -156,9 +171,33 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     return t;
 }
 
+/* On the thread itself: a CPU-time timer, so that signals sample it from now on. */
+static void cover_current(JNIEnv *jni, struct sampled_thread *t)
+{
+    if (!cpu_async_active())
+        return;
+    pthread_mutex_lock(&lock);
+    if (t->timer_slot < 0 && !t->retired)
+        t->timer_slot = cpu_async_cover_current(jni, t->info, false); /* armed when grown up */
+    pthread_mutex_unlock(&lock);
+}
+
+void cpu_sampler_cover_current(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jthread self = NULL;
+    if ((*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE || !self)
+        return;
+    struct sampled_thread *t = add_thread(jvmti, jni, self, false);
+    if (t)
+        cover_current(jni, t);
+    (*jni)->DeleteLocalRef(jni, self);
+}
+
 void cpu_sampler_thread_started(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     struct sampled_thread *t = add_thread(jvmti, jni, thread, true);
+    if (t)
+        cover_current(jni, t);
     /* ThreadStart runs on the new thread: bind it, in case it becomes a carrier. */
     if (t && cpu_carriers_watching())
         carrier_slot_bind_current(&t->carrier);
@@ -178,12 +217,16 @@ void cpu_sampler_thread_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     carrier_slot_bind_current(NULL); /* ThreadEnd runs on the ending thread */
     struct thread_info *info = threads_of(jvmti, jni, thread);
-    if (!info)
-        return;
     pthread_mutex_lock(&lock);
-    struct sampled_thread *t = find_locked(info);
-    if (t)
+    struct sampled_thread *t = info ? find_locked(info) : NULL;
+    /* Its timer goes with its entry's slot number, under the lock that switches use: the
+     * slot may serve another thread once the drain is past this one's samples. */
+    cpu_async_uncover_current(jni);
+    if (t) {
+        t->timer_slot = -1;
+        t->covered = false;
         retire_locked(t);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -270,7 +313,7 @@ static size_t gather(void)
                 cpu_credit_reset(&t->credit);
                 t->fresh_start = false;
             }
-            if (t->enabled && !t->retired && t->info != self)
+            if (t->enabled && !t->retired && t->info != self && !t->covered)
                 cands[n++] = t;
         }
     }
@@ -296,6 +339,15 @@ static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
     if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
         return 0;
     stats.cpu_reads++;
+    if (t->timer_slot >= 0 && cpu >= YOUNG_CPU_NS) {
+        /* Grown up: its timer's signals sample it from now on. */
+        pthread_mutex_lock(&lock);
+        if (t->timer_slot >= 0 && !t->retired && !t->covered) {
+            t->covered = true;
+            cpu_timers_set_enabled(t->timer_slot, t->enabled);
+        }
+        pthread_mutex_unlock(&lock);
+    }
     return cpu_credit_update(&t->credit, (int64_t)cpu, interval_ns, uniform());
 }
 
@@ -439,16 +491,52 @@ static bool sampling_on_locked(void)
     return default_on || enabled_count > 0;
 }
 
+/* Listed threads the rounds must sample: enabled, alive, without a timer, not the sampler. */
+static size_t uncovered_locked(void)
+{
+    struct thread_info *self = atomic_load(&self_info);
+    size_t n = 0;
+    for (size_t i = 0; i < nlist; i++)
+        if (list[i]->enabled && !list[i]->retired && !list[i]->covered && list[i]->info != self)
+            n++;
+    return n;
+}
+
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
-    atomic_store(&self_info, threads_of(jvmti, jni, NULL));
+    struct thread_info *self = threads_of(jvmti, jni, NULL);
+    atomic_store(&self_info, self);
     int64_t first = 0, last = 0;
     pthread_mutex_lock(&lock);
+    /* The sampler's own CPU time is no sample: no timer for it. */
+    struct sampled_thread *me = self ? find_locked(self) : NULL;
+    if (me && me->timer_slot >= 0) {
+        cpu_async_uncover_current(jni);
+        me->timer_slot = -1;
+        me->covered = false;
+    }
     int64_t next = (int64_t)clock_monotonic_ns() + interval_ns;
+    int64_t next_signal_check = (int64_t)clock_monotonic_ns() + SIGNAL_CHECK_NS;
     while (!stop_requested) {
+        if (cpu_async_active()) {
+            pthread_mutex_unlock(&lock);
+            cpu_async_drain(jvmti, jni);
+            pthread_mutex_lock(&lock);
+            if ((int64_t)clock_monotonic_ns() >= next_signal_check) {
+                next_signal_check = (int64_t)clock_monotonic_ns() + SIGNAL_CHECK_NS;
+                if (!cpu_async_check_signal()) /* taken over: rounds sample everyone now */
+                    for (size_t i = 0; i < nlist; i++) {
+                        list[i]->timer_slot = -1;
+                        list[i]->covered = false;
+                        list[i]->fresh_start = true; /* its CPU since the last round is lost */
+                    }
+            }
+        }
         if (!sampling_on_locked()) {
-            struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + PAUSED_WAKE_NS);
+            struct timespec until =
+                timespec_of((int64_t)clock_monotonic_ns() +
+                            (cpu_async_active() ? CPU_ASYNC_DRAIN_NS : PAUSED_WAKE_NS));
             pthread_cond_timedwait(&wake, &lock, &until);
             pthread_mutex_unlock(&lock);
             free_retired(jni);
@@ -461,6 +549,11 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             struct timespec until = timespec_of(next);
             pthread_cond_timedwait(&wake, &lock, &until);
             continue; /* re-check stop and pause */
+        }
+        if (cpu_async_active() && uncovered_locked() == 0) {
+            /* Every thread has its timer: only the ring to drain, less often than rounds. */
+            next = now + (interval_ns > CPU_ASYNC_DRAIN_NS ? interval_ns : CPU_ASYNC_DRAIN_NS);
+            continue;
         }
         in_round = true;
         pthread_mutex_unlock(&lock);
@@ -564,6 +657,8 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
             list[i]->enabled = on;
             if (on && !list[i]->retired)
                 enabled_count++;
+            if (list[i]->covered)
+                cpu_timers_set_enabled(list[i]->timer_slot, on);
         }
     } else {
         struct sampled_thread *t = find_locked(info);
@@ -574,6 +669,8 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
                 enabled_count++;
             else
                 enabled_count--;
+            if (t->covered)
+                cpu_timers_set_enabled(t->timer_slot, on);
         }
     }
     pthread_cond_broadcast(&wake);
@@ -596,8 +693,17 @@ bool cpu_sampler_sampling(void)
 
 void cpu_sampler_clear(void)
 {
+    if (cpu_async_active())
+        cpu_timers_bump_epochs(); /* samples still in the ring were taken before the clear */
     pthread_mutex_lock(&counts_lock);
     sample_counts_clear(counts);
+    pthread_mutex_unlock(&counts_lock);
+}
+
+void cpu_sampler_add_samples(uint32_t trace, uint64_t n)
+{
+    pthread_mutex_lock(&counts_lock);
+    sample_counts_add(counts, trace, n);
     pthread_mutex_unlock(&counts_lock);
 }
 

@@ -21,6 +21,12 @@ void cpu_sampler_thread_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 /* Adds every live thread not listed yet (VM init, attach). */
 void cpu_sampler_add_live_threads(jvmtiEnv *jvmti, JNIEnv *jni);
 
+/* Gives the current thread (VM init's) a CPU-time timer when the async sampler runs. */
+void cpu_sampler_cover_current(jvmtiEnv *jvmti, JNIEnv *jni);
+
+/* Adds n samples to a trace (the async sampler's drain). */
+void cpu_sampler_add_samples(uint32_t trace, uint64_t n);
+
 /* Starts the agent thread (live phase). Returns 0 or -1 after logging why. */
 int cpu_sampler_start(jvmtiEnv *jvmti, JNIEnv *jni);
 /* Stops the agent thread and waits (bounded) until it has left its loop. Idempotent. */

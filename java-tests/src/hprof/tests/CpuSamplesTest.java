@@ -158,6 +158,122 @@ class CpuSamplesTest {
                 "busy: " + busySamples + " samples x " + interval + " ms vs " + cpuMs + " ms of CPU\n" + p.text());
     }
 
+    static Stream<Arguments> jdksAndFormats() {
+        return Stream.of(17, 25).flatMap(j -> Stream.of(Arguments.of(j, "a"), Arguments.of(j, "b")));
+    }
+
+    /** Samples whose top frame is InlinedLeaf.mix, and the total, from an ascii or binary profile. */
+    static long[] mixShare(Path dir, String format) throws Exception {
+        if (format.equals("a")) {
+            Profile p = Profile.read(dir.resolve("cpu.txt"));
+            assertEquals(p.total(), p.sumOfRows(), p.text());
+            long mix = p.rows().stream().filter(row -> row.method().equals("InlinedLeaf.mix"))
+                    .mapToLong(Profile.Row::count).sum();
+            return new long[] {mix, p.total()};
+        }
+        HprofRead.Report report = HprofRead.check(dir.resolve("cpu.hprof"), "--top", "1000000");
+        assertEquals(0, report.exit(), report.output());
+        long total = (Long) report.get("cpu_samples", "total");
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> rows = (List<Map<String, Object>>) report.get("cpu_samples", "top");
+        long mix = 0, sum = 0;
+        for (Map<String, Object> row : rows) {
+            long count = (Long) row.get("count");
+            sum += count;
+            if (((String) row.get("frame")).startsWith("InlinedLeaf.mix("))
+                mix += count;
+        }
+        assertEquals(total, sum, "cutoff=0 writes every row\n" + report.output());
+        return new long[] {mix, total};
+    }
+
+    /** The issue's accuracy test: a long straight-line method that C2 inlines into a loop has
+     * nearly all the CPU time; a sampler that only sees threads at safepoint polls credits the
+     * loop around it (measured: 0-2% for mix), the async sampler credits mix itself. */
+    @ParameterizedTest(name = "JDK {0}, format={1}")
+    @MethodSource("jdksAndFormats")
+    void inlinedStraightLineMethodIsTheTopFrame(int feature, String format) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-inlined");
+        String file = format.equals("a") ? "cpu.txt" : "cpu.hprof";
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,depth=8,cutoff=0,format=" + format + ",file=" + file)),
+                "InlinedLeaf", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        long[] m = mixShare(dir, format);
+        assertTrue(m[1] >= 50, "too few samples to judge: " + m[1] + "\n" + r.describe());
+        double share = (double) m[0] / m[1];
+        assertTrue(share >= 0.85, "InlinedLeaf.mix is the top frame of " + m[0] + " of " + m[1]
+                + " samples (" + Math.round(share * 100) + "%), 85% expected\n" + r.describe());
+    }
+
+    static Stream<Arguments> jdksAndIntervals() {
+        return Stream.of(17, 25).flatMap(j -> Stream.of(Arguments.of(j, 10), Arguments.of(j, 1)));
+    }
+
+    /** A thread busy on the CPU for T seconds gets T / interval samples (within 10%). */
+    @ParameterizedTest(name = "JDK {0}, interval={1}")
+    @MethodSource("jdksAndIntervals")
+    void busyThreadGetsItsCpuTimeOverIntervalSamples(int feature, int interval) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-rate");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
+                "InlinedLeaf", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        Matcher m = Pattern.compile("leaf-cpu-ms (\\d+)").matcher(r.out());
+        assertTrue(m.find(), r.describe());
+        long cpuMs = Long.parseLong(m.group(1));
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        long samples = p.byThread().getOrDefault("leaf-loop", 0L);
+        double expected = (double) cpuMs / interval;
+        assertTrue(Math.abs(samples - expected) <= expected * 0.10,
+                "leaf-loop: " + samples + " samples at interval=" + interval + " for " + cpuMs
+                        + " ms of CPU (" + Math.round(expected) + " expected)\n" + r.describe());
+    }
+
+    /** The application takes SIGPROF over while the async sampler runs: the agent says so once
+     * and the safepoint sampler goes on sampling every thread. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void signalTakenOverFallsBackToTheSafepointSampler(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-takeover");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,thread=y,cutoff=0,file=cpu.txt")),
+                "SignalTakeover", "4000", "1500");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        assertEquals(1, r.err().split("replaced hprof's SIGPROF handler", -1).length - 1, r.describe());
+        Matcher m = Pattern.compile("busy-cpu-ms (\\d+)").matcher(r.out());
+        assertTrue(m.find(), r.describe());
+        long cpuMs = Long.parseLong(m.group(1));
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        long samples = p.count("busy", "SignalTakeover.work");
+        // Samples keep coming after the takeover; the CPU time between the takeover and the
+        // agent's check (at most a second) is lost.
+        assertTrue(samples * 10 >= (cpuMs - 1100) * 0.8 && samples * 10 <= cpuMs * 1.15,
+                samples + " samples for " + cpuMs + " ms of CPU\n" + p.text() + r.describe());
+    }
+
+    /** sampler=safepoint keeps the old sampler: a stack is taken at a poll, so the inlined
+     * method's time shows in the loop around it. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void safepointSamplerIsStillThere(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-safepoint");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,sampler=safepoint,depth=8,cutoff=0,file=cpu.txt")),
+                "InlinedLeaf", "2000");
+        assertEquals(0, r.exit(), r.describe());
+        assertFalse(r.err().contains("async sampler"), r.describe());
+        long[] m = mixShare(dir, "a");
+        // Under load the thread may get a fifth of a core: 20 samples are enough to see it.
+        assertTrue(m[1] >= 20 && m[0] < m[1] / 2, m[0] + " of " + m[1] + "\n" + r.describe());
+    }
+
     static Stream<Arguments> virtualThreadJdks() {
         return Stream.of(21, 25).map(Arguments::of);
     }
@@ -215,8 +331,9 @@ class CpuSamplesTest {
         Path jdk = jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-interval");
         int interval = 50;
+        // Rounds are the safepoint sampler's (the async sampler's rate is checked below).
         Jvm.Result r = Jvm.run(jdk, dir,
-                List.of(Jvm.agentpath("cpu=samples,thread=y,verbose=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
+                List.of(Jvm.agentpath("cpu=samples,sampler=safepoint,thread=y,verbose=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
                 "CpuBusy", "3000");
         assertEquals(0, r.exit(), r.describe());
         Matcher m = Pattern.compile("(\\d+) rounds over ([0-9.]+) s \\(([0-9.]+) rounds/s").matcher(r.err());

@@ -4,27 +4,18 @@
 #include <stddef.h>
 #include <string.h>
 
-/* AGCT's structures, from its public description: a frame is a line number field (the
- * bytecode index of a Java frame, negative for a native method) and the jmethodID; the trace
- * names the calling thread's JNIEnv and receives the frame count (negative: an error code). */
-struct agct_frame {
-    jint lineno;
-    jmethodID method_id;
-};
-
+/* AGCT's trace, from its public description: it names the calling thread's JNIEnv and
+ * receives the frame count (negative: an error code). Its frames are struct async_frame. */
 struct agct_trace {
     JNIEnv *env_id;
     jint num_frames;
-    struct agct_frame *frames;
+    struct async_frame *frames;
 };
 
 typedef void (*agct_fn)(struct agct_trace *trace, jint depth, void *ucontext);
 
-/* The value AGCT puts in lineno for a native method's frame. */
-#define AGCT_NATIVE_FRAME (-3)
-
 /* jvmtiFrameInfo is converted in place from agct_frame: each frame must fit in its slot. */
-_Static_assert(sizeof(struct agct_frame) == sizeof(jvmtiFrameInfo), "frame sizes");
+_Static_assert(sizeof(struct async_frame) == sizeof(jvmtiFrameInfo), "frame sizes");
 
 static agct_fn agct;
 
@@ -86,7 +77,7 @@ int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
 {
     if (!agct || depth <= 0)
         return -1;
-    struct agct_trace trace = {jni, 0, (struct agct_frame *)(void *)frames};
+    struct agct_trace trace = {jni, 0, (struct async_frame *)(void *)frames};
     agct(&trace, depth, NULL);
     int n = trace.num_frames;
     if (n < 0 || n > depth)
@@ -94,7 +85,7 @@ int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
     /* Same slots, converted front to back: each frame is copied out whole before its slot is
      * written (memcpy: the two views of one slot must not be reordered). */
     for (int i = 0; i < n; i++) {
-        struct agct_frame a;
+        struct async_frame a;
         memcpy(&a, (const unsigned char *)frames + sizeof a * (size_t)i, sizeof a);
         jint lineno = a.lineno;
         jmethodID method = a.method_id;
@@ -103,7 +94,7 @@ int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
         jlocation location;
         if (lineno >= 0)
             location = lineno;
-        else if (lineno == AGCT_NATIVE_FRAME)
+        else if (lineno == ASYNC_FRAME_NATIVE)
             location = -1;
         else
             return -1;
@@ -111,4 +102,14 @@ int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
         memcpy(&frames[i], &f, sizeof f);
     }
     return n;
+}
+
+int async_stack_walk(JNIEnv *env, struct async_frame *frames, int depth, void *ucontext)
+{
+    agct_fn fn = agct;
+    if (!fn)
+        return ASYNC_TICKS_UNKNOWN_STATE;
+    struct agct_trace trace = {env, 0, frames};
+    fn(&trace, depth, ucontext);
+    return trace.num_frames;
 }
