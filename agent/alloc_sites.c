@@ -35,6 +35,7 @@
 #include <malloc.h>
 #endif
 
+#include "alloc_gate.h"
 #include "async_stack.h"
 #include "class_table.h"
 #include "jvmti_util.h"
@@ -42,6 +43,7 @@
 #include "output.h"
 #include "sample_table.h"
 #include "site_table.h"
+#include "tag_envs.h"
 #include "tags.h"
 #include "thread_table.h"
 #include "trace_cache.h"
@@ -65,6 +67,8 @@ struct recent_alloc {
  * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
  * first allocation and freed at its ThreadEnd. */
 struct site_thread {
+    struct gate_slot gate; /* first: registered with the dump gate (alloc_gate.h) */
+    int env;               /* its tag environment (tag_envs.h), for classes without defaults */
     struct trace_cache *cache;
     jvmtiFrameInfo *frames;
     jvmtiFrameInfo *check_frames; /* GetStackTrace's, in the AGCT self-check */
@@ -172,6 +176,8 @@ static struct site_thread *site_thread_get(void)
         free(t);
         return NULL;
     }
+    t->env = tag_envs_next_for_thread();
+    gate_register(&t->gate);
     current_thread = t;
     return t;
 }
@@ -186,6 +192,7 @@ static void site_thread_free(JNIEnv *jni)
     struct site_thread *t = current_thread;
     current_thread = NULL;
     if (t) {
+        gate_unregister(&t->gate);
         if (jni)
             trace_cache_each_ref(t->cache, delete_weak, jni);
         trace_cache_free(t->cache);
@@ -254,6 +261,23 @@ static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t ser
     return SITE_CLASS_DEFAULT;
 }
 
+/* The environment that holds the tags of a class with a default site. */
+static jvmtiEnv *class_env(uint32_t class_serial)
+{
+    return tag_envs_at(tag_envs_of_class(class_serial, tag_envs_count()));
+}
+
+static bool has_default(uint8_t kind)
+{
+    return kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING;
+}
+
+/* The environment an object of this class allocated by this thread is tagged through. */
+static jvmtiEnv *tag_env(uint32_t cls, uint8_t kind, const struct site_thread *t)
+{
+    return has_default(kind) ? class_env(cls) : tag_envs_at(t->env);
+}
+
 static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial,
                                       uint8_t *kind)
 {
@@ -265,6 +289,10 @@ static struct site_class *class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass
         uint8_t expected = SITE_CLASS_UNKNOWN;
         v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
         if (v == SITE_CLASS_DEFAULT) {
+            /* Its objects' tags are in the class's environment: the class is tagged there
+             * too, so heap walks in that environment know it (twice in a race: harmless). */
+            jvmtiEnv *e = class_env(serial);
+            (*e)->SetTag(e, klass, (jlong)tag_make(TAG_SITE_CLASS, serial));
             /* For the worker's heap walks over this class only. */
             void *none = NULL, *ref = (*jni)->NewWeakGlobalRef(jni, klass);
             if (ref && !atomic_compare_exchange_strong(&k->class_ref, &none, ref))
@@ -490,13 +518,13 @@ static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
 
 /* async: called from SampledObjectAlloc, where AGCT may walk the stack (async_stack.h). */
 static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jobject object,
-                   jclass klass, jlong size)
+                   jclass klass, jlong size, struct site_thread *t)
 {
     uint64_t epoch = atomic_load(&S.epoch);
-    struct site_thread *t = site_thread_get();
     struct alloc_site a;
-    if (!t || !resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
+    if (!resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
         return;
+    jvmtiEnv *tenv = tag_env(a.cls, a.kind, t);
     struct site *s = sites_get(a.site);
     if (!s)
         return;
@@ -507,11 +535,11 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
         enum tag_need need = needs_tag(&a, epoch);
         jlong tag = 0;
         if (need == TAG_IF_TAGGED &&
-            ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
+            ((*tenv)->GetTag(tenv, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
             need = TAG_YES;
         bool tagged = need == TAG_YES;
         if (tagged) {
-            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
+            (*tenv)->SetTag(tenv, object, (jlong)tag_make(a.site, next_serial(t)));
             maybe_move_default(&a, n);
         }
         t->recent[t->recent_next++ % RECENT_ALLOCS] =
@@ -528,7 +556,7 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     /* Recorded before tagging: the object cannot die before this callback returns. */
     if (!samples_put(tag, bytes))
         return;
-    if ((*jvmti)->SetTag(jvmti, object, (jlong)tag) != JVMTI_ERROR_NONE) {
+    if ((*tenv)->SetTag(tenv, object, (jlong)tag) != JVMTI_ERROR_NONE) {
         uint64_t ignored;
         samples_take(tag, &ignored);
         return;
@@ -540,8 +568,41 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                                      jclass klass, jlong size)
 {
-    if (atomic_load_explicit(&S.tracking, memory_order_relaxed))
-        record(jvmti, jni, thread, S.async_check, object, klass, size);
+    if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
+        return;
+    struct site_thread *t = site_thread_get();
+    if (!t)
+        return;
+    gate_enter(&t->gate);
+    record(jvmti, jni, thread, S.async_check, object, klass, size, t);
+    gate_leave(&t->gate);
+}
+
+static void vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                            jclass klass, jlong size, struct site_thread *t)
+{
+    uint32_t cls = class_serial(jvmti, klass);
+    uint8_t kind = 0;
+    if (!cls || !class_state(jvmti, jni, klass, cls, &kind) || kind == SITE_CLASS_IGNORED)
+        return;
+    jvmtiEnv *tenv = tag_env(cls, kind, t);
+    jlong tag = 0;
+    if ((*tenv)->GetTag(tenv, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
+        return;
+    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
+    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
+        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
+        if (r->cls == cls && r->size == bytes) {
+            if (r->tagged)
+                (*tenv)->SetTag(tenv, object, (jlong)tag_make(r->site, next_serial(t)));
+            r->cls = 0; /* matches one object only */
+            return;
+        }
+    }
+    if (kind == SITE_CLASS_TAGGED) {
+        STAT(STAT_VM_ALLOCS);
+        record(jvmti, jni, thread, false, object, klass, size, t);
+    }
 }
 
 /* Objects the VM allocates for JNI, reflection, cloning and method handles (exact mode). The
@@ -554,28 +615,12 @@ static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 {
     if (!atomic_load_explicit(&S.tracking, memory_order_relaxed))
         return;
-    jlong tag = 0;
-    if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
-        return;
-    uint32_t cls = class_serial(jvmti, klass);
-    uint8_t kind = 0;
     struct site_thread *t = site_thread_get();
-    if (!cls || !t || !class_state(jvmti, jni, klass, cls, &kind) || kind == SITE_CLASS_IGNORED)
+    if (!t)
         return;
-    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
-    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
-        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
-        if (r->cls == cls && r->size == bytes) {
-            if (r->tagged)
-                (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(r->site, next_serial(t)));
-            r->cls = 0; /* matches one object only */
-            return;
-        }
-    }
-    if (kind == SITE_CLASS_TAGGED) {
-        STAT(STAT_VM_ALLOCS);
-        record(jvmti, jni, thread, false, object, klass, size);
-    }
+    gate_enter(&t->gate);
+    vm_object_alloc(jvmti, jni, thread, object, klass, size, t);
+    gate_leave(&t->gate);
 }
 
 /* Sampled mode. No JVMTI calls here (none are allowed). */
@@ -640,21 +685,29 @@ static jint JNICALL pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, ji
     return 0;
 }
 
-static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
-                         void *user_data)
+static void walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass, jvmtiHeapIterationCallback cb,
+                          void *user_data)
 {
     jvmtiHeapCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.heap_iteration_callback = cb;
-    jvmti_failed(jvmti,
-                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass,
-                                              &callbacks, user_data),
+    jvmti_failed(jvmti, (*jvmti)->IterateThroughHeap(jvmti, filter, klass, &callbacks, user_data),
                  "IterateThroughHeap");
 }
 
-static void walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
+/* The objects of classes tagged in jvmti (of klass only, unless NULL). */
+static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
+                         void *user_data)
 {
-    walk_heap_of(jvmti, NULL, cb, user_data);
+    walk_filtered(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass, cb, user_data);
+}
+
+/* The objects of every class with a default site, each walked in its class's tag environment
+ * (where the class is tagged, and the tags of its objects are). */
+static void walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data)
+{
+    for (int i = 0; i < tag_envs_count(); i++)
+        walk_heap_of(tag_envs_at(i), NULL, cb, user_data);
 }
 
 /* Classifies every loaded class, so the walk knows which have default sites. */
@@ -682,7 +735,7 @@ static void classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
  * (filtered, the walk looks up the tags of this class's objects only; an unfiltered one looks
  * up every object's, which costs far more where many objects are tagged), then the new
  * default takes over. control_lock held. */
-static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
+static void move_default(JNIEnv *jni, uint32_t cls, struct site_class *k)
 {
     uint8_t expected = SITE_CLASS_DEFAULT;
     jclass klass = (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref));
@@ -690,7 +743,7 @@ static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
         return;
     atomic_fetch_add(&S.epoch, 1);
     if (atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING)) {
-        walk_heap_of(jvmti, klass, pin_defaults, k);
+        walk_heap_of(class_env(cls), klass, pin_defaults, k);
         /* A callback whose object the walk may have seen untagged began before this bump;
          * it reads the epoch after the new default, sees it changed and tags its object. */
         atomic_fetch_add(&S.epoch, 1);
@@ -703,7 +756,7 @@ static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
     (*jni)->DeleteLocalRef(jni, klass);
 }
 
-static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
+static void move_defaults(JNIEnv *jni)
 {
     uint32_t batch[MOVE_QUEUE];
     pthread_mutex_lock(&S.control_lock);
@@ -714,7 +767,7 @@ static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_mutex_unlock(&W.lock);
     for (int i = 0; i < n; i++) {
         struct site_class *k = sites_class_peek(batch[i]);
-        move_default(jvmti, jni, k);
+        move_default(jni, batch[i], k);
         atomic_store(&k->move_pending, 0);
     }
     pthread_mutex_unlock(&S.control_lock);
@@ -722,6 +775,7 @@ static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
 
 static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
+    (void)jvmti;
     (void)arg;
     pthread_mutex_lock(&W.lock);
     while (!W.stopping) {
@@ -733,7 +787,7 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         /* Let requests gather, and leave the application some time between walks. */
         struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
         nanosleep(&delay, NULL);
-        move_defaults(jvmti, jni);
+        move_defaults(jni);
         pthread_mutex_lock(&W.lock);
     }
     W.running = false;
@@ -840,6 +894,16 @@ static int sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool l
         log_error("out of memory at start-up");
         return -1;
     }
+    /* Object tags go through environments of their own (tag_envs.h); HPROF_SITES_ENVS sets
+     * how many (for measurements: doc/heap-sites.md, "Many threads"). */
+    const char *envs = getenv("HPROF_SITES_ENVS");
+    int nenvs = envs && *envs ? atoi(envs) : TAG_ENVS_DEFAULT;
+    if (nenvs < 1 || nenvs > TAG_ENVS_MAX) {
+        log_error("HPROF_SITES_ENVS must be 1 to %d", TAG_ENVS_MAX);
+        return -1;
+    }
+    if (tag_envs_init(nenvs, S.sampled ? on_object_free : NULL) != 0)
+        return -1;
     /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
      * for an interval of 1: now and then that is past a 16-byte object, which then goes
      * unsampled. Its interval 0 samples every allocation, which is what 1 promises. */
@@ -904,7 +968,7 @@ static void sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         classify_loaded(jvmti, jni);
         /* No guard needed: no application code has run, and the threads that have run
          * allocate classes of the boot loader only. */
-        walk_heap(jvmti, mark_untracked, NULL);
+        walk_default_classes(mark_untracked, NULL);
     }
     atomic_store(&S.tag_all, false);
     pthread_mutex_unlock(&S.control_lock);
@@ -966,7 +1030,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                 /* What is untagged now is default-site; give it explicit tags before
                  * untracked objects start to appear. */
                 atomic_store(&S.tag_all, true);
-                walk_heap(jvmti, pin_defaults, NULL);
+                walk_default_classes(pin_defaults, NULL);
             }
             atomic_store(&S.tracking, false);
             set_events(jvmti, JVMTI_DISABLE);
@@ -980,7 +1044,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                              "ForceGarbageCollection");
             if (S.defaults) {
                 classify_loaded(jvmti, jni); /* classes first seen while off */
-                walk_heap(jvmti, mark_untracked, NULL);
+                walk_default_classes(mark_untracked, NULL);
                 atomic_store(&S.guard_until, monotonic_ns() + WALK_GUARD_NS);
                 atomic_store(&S.tag_all, false);
             }
@@ -1021,16 +1085,31 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
     return 0;
 }
 
-/* Fills live counts for every site id below lc->end. */
+#define LIVE_WALK_ATTEMPTS 3
+
+/* Fills live counts for every site id below lc->end. Exact mode: the gate is closed. */
 static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
 {
     if (!S.sampled) {
-        walk_heap(jvmti, count_live, lc);
+        /* One walk per tag environment: its tagged objects, and the untagged objects of the
+         * default-site classes it holds. With the gate closed nothing is tagged between the
+         * walks; a collection between them (rare: no thread can allocate twice) would make
+         * them see different heaps, so they start again. */
+        for (int attempt = 0; attempt < LIVE_WALK_ATTEMPTS; attempt++) {
+            uint64_t collections = tag_envs_collections();
+            memset(lc->objs, 0, sizeof *lc->objs * lc->end);
+            memset(lc->bytes, 0, sizeof *lc->bytes * lc->end);
+            for (int i = 0; i < tag_envs_count(); i++)
+                walk_filtered(tag_envs_at(i), 0, NULL, count_live, lc);
+            if (tag_envs_collections() == collections)
+                break;
+        }
         return;
     }
     /* ObjectFree events of objects already collected are posted lazily (JDK 16+): changing
      * the event's mode makes the VM post the pending ones now, before it returns. */
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+    tag_envs_flush_frees();
     for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
         struct site *s = sites_get(id);
         lc->objs[id] =
@@ -1078,6 +1157,11 @@ static void sites_dump(const struct dump_request *req)
     pthread_mutex_lock(&S.control_lock);
     if (req->flags & HPROF_SITES_FORCE_GC)
         (*jvmti)->ForceGarbageCollection(jvmti);
+    /* Until the counts are read: live counts from walks of one heap, allocation counts of
+     * the same moment. */
+    bool gated = !S.sampled;
+    if (gated)
+        gate_close();
 
     struct live_counts lc = {sites_end(), NULL, NULL};
     lc.objs = calloc(lc.end, sizeof *lc.objs);
@@ -1116,6 +1200,10 @@ static void sites_dump(const struct dump_request *req)
         r->row.live_objs = lc.objs[id];
         r->row.alloc_bytes = alloc_bytes;
         r->row.alloc_objs = alloc_objs;
+    }
+    if (gated) { /* counts read: sorting and writing need no stopped allocations */
+        gate_open();
+        gated = false;
     }
     by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
     qsort(rows, n, sizeof *rows, compare_rows);
@@ -1157,6 +1245,8 @@ static void sites_dump(const struct dump_request *req)
             s->dumped_live_objs = rows[i].row.live_objs;
         }
 done:
+    if (gated)
+        gate_open();
     free(view);
     free(rows);
     free(lc.objs);
