@@ -77,6 +77,7 @@ struct site_thread {
     struct recent_alloc recent[RECENT_ALLOCS];
     unsigned recent_next;
     uint32_t lookups, misses; /* of the stack cache, since it last grew */
+    uint64_t seen_epoch;      /* S.epoch when its last allocation callback ended */
 };
 
 #define SERIAL_BLOCK 1024
@@ -95,7 +96,6 @@ static _Thread_local struct site_thread *current_thread;
 #define MOVES_MAX 2           /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
-#define WALK_GUARD_NS (2 * 1000000000ull)
 
 static struct {
     bool sampled;      /* sites_interval > 0 */
@@ -113,16 +113,14 @@ static struct {
     /* While set, every tracked object is tagged, default site or not: the heap walks that
      * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
     _Atomic(bool) tag_all;
-    /* Bumped before a default site starts moving and again after its heap walk: an
-     * allocation callback that saw it change tags its object, since the walk may have seen
-     * that object untagged. */
+    /* Bumped before and after each heap walk that gives untagged objects of default-site
+     * classes tags (a default site's move, tracking turned back on). An allocation callback
+     * that saw it change while it ran tags its object, since the walk may have seen that
+     * object untagged. One that finds it changed since its thread's previous callback ended
+     * (site_thread.seen_epoch) checks its object's tag before leaving it untagged: the
+     * object was allocated after that, so a walk may have tagged it before this callback
+     * began (its thread descheduled right after the allocation). */
     _Atomic(uint64_t) epoch;
-    /* Until this time (CLOCK_MONOTONIC ns; 0 = none) after a heap walk that tags untagged
-     * objects of every default-site class (tracking turned back on), an allocation left
-     * untagged is checked with GetTag: its callback may have begun (its thread descheduled
-     * right after the allocation) only after the walk had tagged the object. Moves of one
-     * class's default guard that class (site_class.guard_until). */
-    _Atomic(uint64_t) guard_until;
     pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
     jclass thread_class;          /* global reference to java.lang.Thread */
 } S = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -454,30 +452,12 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jc
     return a->k != NULL;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Whether a guard (see S.guard_until) is on, clearing it once it has expired. */
-static bool guarded(_Atomic(uint64_t) *until)
-{
-    uint64_t g = atomic_load_explicit(until, memory_order_relaxed);
-    if (g == 0)
-        return false;
-    if (monotonic_ns() < g)
-        return true;
-    atomic_compare_exchange_strong(until, &g, 0);
-    return false;
-}
-
 enum tag_need { TAG_NO, TAG_YES, TAG_IF_TAGGED };
 
 /* Exact mode: whether this object must carry its site in its tag. epoch: S.epoch when the
  * callback began. */
-static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
+static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch,
+                               const struct site_thread *t)
 {
     if (a->kind != SITE_CLASS_DEFAULT)
         return TAG_YES;
@@ -487,7 +467,7 @@ static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
         d = a->site;
     if (d != a->site || atomic_load(&S.tag_all) || atomic_load(&S.epoch) != epoch)
         return TAG_YES;
-    return guarded(&a->k->guard_until) || guarded(&S.guard_until) ? TAG_IF_TAGGED : TAG_NO;
+    return epoch != t->seen_epoch ? TAG_IF_TAGGED : TAG_NO;
 }
 
 /* Exact mode, an allocation at a site that is not its class's default: asks for the default to
@@ -532,7 +512,7 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     if (!S.sampled) {
         uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
         atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
-        enum tag_need need = needs_tag(&a, epoch);
+        enum tag_need need = needs_tag(&a, epoch, t);
         jlong tag = 0;
         if (need == TAG_IF_TAGGED &&
             ((*tenv)->GetTag(tenv, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
@@ -575,6 +555,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         return;
     gate_enter(&t->gate);
     record(jvmti, jni, thread, S.async_check, object, klass, size, t);
+    t->seen_epoch = atomic_load(&S.epoch);
     gate_leave(&t->gate);
 }
 
@@ -620,6 +601,7 @@ static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
         return;
     gate_enter(&t->gate);
     vm_object_alloc(jvmti, jni, thread, object, klass, size, t);
+    t->seen_epoch = atomic_load(&S.epoch);
     gate_leave(&t->gate);
 }
 
@@ -747,7 +729,6 @@ static void move_default(JNIEnv *jni, uint32_t cls, struct site_class *k)
         /* A callback whose object the walk may have seen untagged began before this bump;
          * it reads the epoch after the new default, sees it changed and tags its object. */
         atomic_fetch_add(&S.epoch, 1);
-        atomic_store(&k->guard_until, monotonic_ns() + WALK_GUARD_NS);
         atomic_store(&k->default_site, atomic_load(&k->next_default));
         atomic_store(&k->kind, SITE_CLASS_DEFAULT);
         atomic_fetch_add(&k->moves, 1);
@@ -1044,8 +1025,9 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                              "ForceGarbageCollection");
             if (S.defaults) {
                 classify_loaded(jvmti, jni); /* classes first seen while off */
+                atomic_fetch_add(&S.epoch, 1);
                 walk_default_classes(mark_untracked, NULL);
-                atomic_store(&S.guard_until, monotonic_ns() + WALK_GUARD_NS);
+                atomic_fetch_add(&S.epoch, 1);
                 atomic_store(&S.tag_all, false);
             }
         }
