@@ -379,18 +379,32 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     atomic_fetch_add_explicit(&s->live_bytes, w * bytes, memory_order_relaxed);
 }
 
+/* An allocation callback's start: the thread's state, past the dump gate; NULL when tracking
+ * is off or memory ran out. */
+static struct site_thread *callback_begin(void)
+{
+    if (!atomic_load_explicit(&heap_sites_state.tracking, memory_order_relaxed))
+        return NULL;
+    struct site_thread *t = site_thread_get();
+    if (t)
+        gate_enter(&t->gate);
+    return t;
+}
+
+static void callback_end(struct site_thread *t)
+{
+    t->seen_epoch = atomic_load(&heap_sites_state.epoch); /* see heap_sites_state.epoch */
+    gate_leave(&t->gate);
+}
+
 void JNICALL heap_sites_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object, jclass klass, jlong size)
 {
-    if (!atomic_load_explicit(&heap_sites_state.tracking, memory_order_relaxed))
-        return;
-    struct site_thread *t = site_thread_get();
-    if (!t)
-        return;
-    gate_enter(&t->gate);
-    record(jvmti, jni, thread, heap_sites_state.async_check, object, klass, size, t);
-    t->seen_epoch = atomic_load(&heap_sites_state.epoch);
-    gate_leave(&t->gate);
+    struct site_thread *t = callback_begin();
+    if (t) {
+        record(jvmti, jni, thread, heap_sites_state.async_check, object, klass, size, t);
+        callback_end(t);
+    }
 }
 
 static void vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
@@ -429,15 +443,11 @@ static void vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
 void JNICALL heap_sites_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                            jobject object, jclass klass, jlong size)
 {
-    if (!atomic_load_explicit(&heap_sites_state.tracking, memory_order_relaxed))
-        return;
-    struct site_thread *t = site_thread_get();
-    if (!t)
-        return;
-    gate_enter(&t->gate);
-    vm_object_alloc(jvmti, jni, thread, object, klass, size, t);
-    t->seen_epoch = atomic_load(&heap_sites_state.epoch);
-    gate_leave(&t->gate);
+    struct site_thread *t = callback_begin();
+    if (t) {
+        vm_object_alloc(jvmti, jni, thread, object, klass, size, t);
+        callback_end(t);
+    }
 }
 
 /* Sampled mode. No JVMTI calls here (none are allowed). */
