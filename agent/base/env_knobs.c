@@ -25,6 +25,8 @@ const struct env_knobs *env_knobs(void)
         return &knobs;
     knobs.sites_stats = flag("HPROF_SITES_STATS");
     knobs.sites_agct_check = flag("HPROF_SITES_AGCT_CHECK");
+    const char *envs = text("HPROF_SITES_ENVS");
+    knobs.sites_envs = envs ? atoi(envs) : 0;
     const char *clock = text("HPROF_CPU_CLOCK");
     knobs.cpu_clock_monotonic = clock && strcmp(clock, "monotonic") == 0;
     knobs.cpu_times_probe = text("HPROF_CPU_TIMES_PROBE");

@@ -10,6 +10,7 @@
 struct env_knobs {
     bool sites_stats;            /* HPROF_SITES_STATS=1: heap=sites prints its counters */
     bool sites_agct_check;       /* HPROF_SITES_AGCT_CHECK=1: AGCT compared on each event */
+    int sites_envs;              /* HPROF_SITES_ENVS=<n>: heap=sites tag environments, 0 unset */
     bool cpu_clock_monotonic;    /* HPROF_CPU_CLOCK=monotonic: cpu=times never uses the TSC */
     const char *cpu_times_probe; /* HPROF_CPU_TIMES_PROBE=<probe>, or NULL */
     bool has_progress_ms;        /* HPROF_PROGRESS_MS=<ms> is set: */

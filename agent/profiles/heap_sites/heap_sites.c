@@ -91,6 +91,15 @@ static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, b
         log_error("out of memory at start-up");
         return -1;
     }
+    /* Object tags go through environments of their own (tag_envs.h); HPROF_SITES_ENVS sets
+     * how many (for measurements: doc/heap-sites.md, "Many threads"). */
+    int nenvs = env_knobs()->sites_envs ? env_knobs()->sites_envs : TAG_ENVS_DEFAULT;
+    if (nenvs < 1 || nenvs > TAG_ENVS_MAX) {
+        log_error("HPROF_SITES_ENVS must be 1 to %d", TAG_ENVS_MAX);
+        return -1;
+    }
+    if (tag_envs_init(nenvs, heap_sites_state.sampled ? heap_sites_on_object_free : NULL) != 0)
+        return -1;
     /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
      * for an interval of 1: now and then that is past a 16-byte object, which then goes
      * unsampled. Its interval 0 samples every allocation, which is what 1 promises. */
@@ -158,7 +167,7 @@ static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         heap_sites_classify_loaded(jvmti, jni);
         /* No guard needed: no application code has run, and the threads that have run
          * allocate classes of the boot loader only. */
-        heap_sites_walk_heap(jvmti, heap_sites_mark_untracked, NULL);
+        heap_sites_walk_default_classes(heap_sites_mark_untracked, NULL);
     }
     atomic_store(&heap_sites_state.tag_all, false);
     pthread_mutex_unlock(&heap_sites_state.control_lock);
@@ -226,7 +235,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                 /* What is untagged now is default-site; give it explicit tags before
                  * untracked objects start to appear. */
                 atomic_store(&heap_sites_state.tag_all, true);
-                heap_sites_walk_heap(jvmti, heap_sites_pin_defaults, NULL);
+                heap_sites_walk_default_classes(heap_sites_pin_defaults, NULL);
             }
             atomic_store(&heap_sites_state.tracking, false);
             set_events(jvmti, JVMTI_DISABLE);
@@ -240,8 +249,9 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                              "ForceGarbageCollection");
             if (heap_sites_state.defaults) {
                 heap_sites_classify_loaded(jvmti, jni); /* classes first seen while off */
-                heap_sites_walk_heap(jvmti, heap_sites_mark_untracked, NULL);
-                atomic_store(&heap_sites_state.guard_until, clock_coarse_ns() + WALK_GUARD_NS);
+                atomic_fetch_add(&heap_sites_state.epoch, 1);
+                heap_sites_walk_default_classes(heap_sites_mark_untracked, NULL);
+                atomic_fetch_add(&heap_sites_state.epoch, 1);
                 atomic_store(&heap_sites_state.tag_all, false);
             }
         }
@@ -282,16 +292,31 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
     return 0;
 }
 
-/* Fills live counts for every site id below lc->end. */
+#define LIVE_WALK_ATTEMPTS 3
+
+/* Fills live counts for every site id below lc->end. Exact mode: the gate is closed. */
 static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
 {
     if (!heap_sites_state.sampled) {
-        heap_sites_walk_heap(jvmti, count_live, lc);
+        /* One walk per tag environment: its tagged objects, and the untagged objects of the
+         * default-site classes it holds. With the gate closed nothing is tagged between the
+         * walks; a collection between them (rare: no thread can allocate twice) would make
+         * them see different heaps, so they start again. */
+        for (int attempt = 0; attempt < LIVE_WALK_ATTEMPTS; attempt++) {
+            uint64_t collections = tag_envs_collections();
+            memset(lc->objs, 0, sizeof *lc->objs * lc->end);
+            memset(lc->bytes, 0, sizeof *lc->bytes * lc->end);
+            for (int i = 0; i < tag_envs_count(); i++)
+                heap_sites_walk_filtered(tag_envs_at(i), 0, NULL, count_live, lc);
+            if (tag_envs_collections() == collections)
+                break;
+        }
         return;
     }
     /* ObjectFree events of objects already collected are posted lazily (JDK 16+): changing
      * the event's mode makes the VM post the pending ones now, before it returns. */
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+    tag_envs_flush_frees();
     for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
         struct site *s = sites_get(id);
         lc->objs[id] =
@@ -346,6 +371,11 @@ static void heap_sites_dump(const struct dump_request *req)
     pthread_mutex_lock(&heap_sites_state.control_lock);
     if (req->flags & HPROF_SITES_FORCE_GC)
         (*jvmti)->ForceGarbageCollection(jvmti);
+    /* Until the counts are read: live counts from walks of one heap, allocation counts of
+     * the same moment. */
+    bool gated = !heap_sites_state.sampled;
+    if (gated)
+        gate_close();
 
     struct live_counts lc = {sites_end(), NULL, NULL};
     lc.objs = calloc(lc.end, sizeof *lc.objs);
@@ -385,6 +415,10 @@ static void heap_sites_dump(const struct dump_request *req)
         r->row.alloc_bytes = alloc_bytes;
         r->row.alloc_objs = alloc_objs;
     }
+    if (gated) { /* counts read: ranking and writing need no stopped allocations */
+        gate_open();
+        gated = false;
+    }
     bool by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
     uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
     size_t keep =
@@ -418,6 +452,8 @@ static void heap_sites_dump(const struct dump_request *req)
             s->dumped_live_objs = rows[i].row.live_objs;
         }
 done:
+    if (gated)
+        gate_open();
     free(view);
     free(rows);
     free(lc.objs);

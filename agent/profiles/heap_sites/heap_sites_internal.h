@@ -16,6 +16,7 @@
 #endif
 
 #include "agct_stack.h"
+#include "alloc_gate.h"
 #include "class_table.h"
 #include "clock.h"
 #include "env_knobs.h"
@@ -26,6 +27,7 @@
 #include "ranking.h"
 #include "sampled_objects.h"
 #include "site_table.h"
+#include "tag_envs.h"
 #include "tags.h"
 #include "thread_table.h"
 #include "trace_cache.h"
@@ -49,6 +51,8 @@ struct recent_alloc {
  * serials. Reached through a C thread-local pointer (no JVMTI call); created on the thread's
  * first allocation and freed at its ThreadEnd. */
 struct site_thread {
+    struct gate_slot gate; /* registered with the dump gate (alloc_gate.h) */
+    int env;               /* its tag environment (tag_envs.h), for classes without defaults */
     struct trace_cache *cache;
     jvmtiFrameInfo *frames;
     jvmtiFrameInfo *check_frames; /* GetStackTrace's, in the AGCT self-check */
@@ -57,6 +61,7 @@ struct site_thread {
     struct recent_alloc recent[RECENT_ALLOCS];
     unsigned recent_next;
     uint32_t lookups, misses; /* of the stack cache, since it last grew */
+    uint64_t seen_epoch;      /* heap_sites_state.epoch when its last allocation callback ended */
 };
 
 #define SERIAL_BLOCK 1024
@@ -73,7 +78,6 @@ struct site_thread {
 #define MOVES_MAX 2           /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
-#define WALK_GUARD_NS (2 * 1000000000ull)
 
 struct heap_sites_state {
     bool sampled;      /* sites_interval > 0 */
@@ -91,16 +95,14 @@ struct heap_sites_state {
     /* While set, every tracked object is tagged, default site or not: the heap walks that
      * mark untracked objects run with it set, so nothing allocated meanwhile is mistaken. */
     _Atomic(bool) tag_all;
-    /* Bumped before a default site starts moving and again after its heap walk: an
-     * allocation callback that saw it change tags its object, since the walk may have seen
-     * that object untagged. */
+    /* Bumped before and after each heap walk that gives untagged objects of default-site
+     * classes tags (a default site's move, tracking turned back on). An allocation callback
+     * that saw it change while it ran tags its object, since the walk may have seen that
+     * object untagged. One that finds it changed since its thread's previous callback ended
+     * (site_thread.seen_epoch) checks its object's tag before leaving it untagged: the
+     * object was allocated after that, so a walk may have tagged it before this callback
+     * began (its thread descheduled right after the allocation). */
     _Atomic(uint64_t) epoch;
-    /* Until this time (CLOCK_MONOTONIC ns; 0 = none) after a heap walk that tags untagged
-     * objects of every default-site class (tracking turned back on), an allocation left
-     * untagged is checked with GetTag: its callback may have begun (its thread descheduled
-     * right after the allocation) only after the walk had tagged the object. Moves of one
-     * class's default guard that class (site_class.guard_until). */
-    _Atomic(uint64_t) guard_until;
     pthread_mutex_t control_lock; /* control commands, heap passes, dumps */
     jclass thread_class;          /* global reference to java.lang.Thread */
 };
@@ -137,6 +139,8 @@ extern bool heap_sites_stats_on;
 void heap_sites_thread_free(JNIEnv *jni);
 struct site_class *heap_sites_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
                                           uint32_t serial, uint8_t *kind);
+/* The tag environment of a class with a default site (tag_envs.h). */
+jvmtiEnv *heap_sites_class_env(uint32_t class_serial);
 void JNICALL heap_sites_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object, jclass klass, jlong size);
 void JNICALL heap_sites_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
@@ -149,7 +153,10 @@ jint JNICALL heap_sites_mark_untracked(jlong class_tag, jlong size, jlong *tag_p
                                        void *user_data);
 jint JNICALL heap_sites_pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                                      void *user_data);
-void heap_sites_walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data);
+void heap_sites_walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass,
+                              jvmtiHeapIterationCallback cb, void *user_data);
+/* The objects of every class with a default site, each walked in its class's tag environment. */
+void heap_sites_walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data);
 void heap_sites_classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni);
 void heap_sites_start_worker(jvmtiEnv *jvmti, JNIEnv *jni);
 void heap_sites_stop_worker(void);

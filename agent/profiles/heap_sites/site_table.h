@@ -55,7 +55,6 @@ struct site_class {
     _Atomic(uint32_t) default_site; /* SITE_CLASS_DEFAULT: the site of untagged objects */
     _Atomic(uint32_t) next_default; /* the site it moves to (set with move_pending) */
     _Atomic(void *) class_ref;      /* SITE_CLASS_DEFAULT: the owner's reference to the class */
-    _Atomic(uint64_t) guard_until;  /* the owner's: until when its objects' tags are checked */
 };
 
 int sites_init(void);

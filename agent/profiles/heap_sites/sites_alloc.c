@@ -19,6 +19,8 @@ static struct site_thread *site_thread_get(void)
         free(t);
         return NULL;
     }
+    t->env = tag_envs_next_for_thread();
+    gate_register(&t->gate);
     current_thread = t;
     return t;
 }
@@ -33,6 +35,7 @@ void heap_sites_thread_free(JNIEnv *jni)
     struct site_thread *t = current_thread;
     current_thread = NULL;
     if (t) {
+        gate_unregister(&t->gate);
         if (jni)
             trace_cache_each_ref(t->cache, delete_weak, jni);
         trace_cache_free(t->cache);
@@ -101,6 +104,22 @@ static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t ser
     return SITE_CLASS_DEFAULT;
 }
 
+jvmtiEnv *heap_sites_class_env(uint32_t class_serial)
+{
+    return tag_envs_at(tag_envs_of_class(class_serial, tag_envs_count()));
+}
+
+static bool has_default(uint8_t kind)
+{
+    return kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING;
+}
+
+/* The environment an object of this class allocated by this thread is tagged through. */
+static jvmtiEnv *tag_env(uint32_t cls, uint8_t kind, const struct site_thread *t)
+{
+    return has_default(kind) ? heap_sites_class_env(cls) : tag_envs_at(t->env);
+}
+
 struct site_class *heap_sites_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
                                           uint32_t serial, uint8_t *kind)
 {
@@ -112,6 +131,10 @@ struct site_class *heap_sites_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass k
         uint8_t expected = SITE_CLASS_UNKNOWN;
         v = classify(jvmti, jni, klass, serial); /* the same answer on every thread */
         if (v == SITE_CLASS_DEFAULT) {
+            /* Its objects' tags are in the class's environment: the class is tagged there
+             * too, so heap walks in that environment know it (twice in a race: harmless). */
+            jvmtiEnv *e = heap_sites_class_env(serial);
+            (*e)->SetTag(e, klass, (jlong)tag_make(TAG_SITE_CLASS, serial));
             /* For the worker's heap walks over this class only. */
             void *none = NULL, *ref = (*jni)->NewWeakGlobalRef(jni, klass);
             if (ref && !atomic_compare_exchange_strong(&k->class_ref, &none, ref))
@@ -268,23 +291,12 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jc
     return a->k != NULL;
 }
 
-/* Whether a guard (see heap_sites_state.guard_until) is on, clearing it once it has expired. */
-static bool guarded(_Atomic(uint64_t) *until)
-{
-    uint64_t g = atomic_load_explicit(until, memory_order_relaxed);
-    if (g == 0)
-        return false;
-    if (clock_coarse_ns() < g)
-        return true;
-    atomic_compare_exchange_strong(until, &g, 0);
-    return false;
-}
-
 enum tag_need { TAG_NO, TAG_YES, TAG_IF_TAGGED };
 
 /* Exact mode: whether this object must carry its site in its tag. epoch: heap_sites_state.epoch
  * when the callback began. */
-static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
+static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch,
+                               const struct site_thread *t)
 {
     if (a->kind != SITE_CLASS_DEFAULT)
         return TAG_YES;
@@ -295,8 +307,7 @@ static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch)
     if (d != a->site || atomic_load(&heap_sites_state.tag_all) ||
         atomic_load(&heap_sites_state.epoch) != epoch)
         return TAG_YES;
-    return guarded(&a->k->guard_until) || guarded(&heap_sites_state.guard_until) ? TAG_IF_TAGGED
-                                                                                 : TAG_NO;
+    return epoch != t->seen_epoch ? TAG_IF_TAGGED : TAG_NO;
 }
 
 /* Exact mode, an allocation at a site that is not its class's default: asks for the default to
@@ -321,13 +332,13 @@ static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
 
 /* async: called from SampledObjectAlloc, where AGCT may walk the stack (agct_stack.h). */
 static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jobject object,
-                   jclass klass, jlong size)
+                   jclass klass, jlong size, struct site_thread *t)
 {
     uint64_t epoch = atomic_load(&heap_sites_state.epoch);
-    struct site_thread *t = site_thread_get();
     struct alloc_site a;
-    if (!t || !resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
+    if (!resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
         return;
+    jvmtiEnv *tenv = tag_env(a.cls, a.kind, t);
     struct site *s = sites_get(a.site);
     if (!s)
         return;
@@ -335,14 +346,14 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     if (!heap_sites_state.sampled) {
         uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
         atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
-        enum tag_need need = needs_tag(&a, epoch);
+        enum tag_need need = needs_tag(&a, epoch, t);
         jlong tag = 0;
         if (need == TAG_IF_TAGGED &&
-            ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
+            ((*tenv)->GetTag(tenv, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
             need = TAG_YES;
         bool tagged = need == TAG_YES;
         if (tagged) {
-            (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(a.site, next_serial(t)));
+            (*tenv)->SetTag(tenv, object, (jlong)tag_make(a.site, next_serial(t)));
             maybe_move_default(&a, n);
         }
         t->recent[t->recent_next++ % RECENT_ALLOCS] =
@@ -359,7 +370,7 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     /* Recorded before tagging: the object cannot die before this callback returns. */
     if (!samples_put(tag, bytes))
         return;
-    if ((*jvmti)->SetTag(jvmti, object, (jlong)tag) != JVMTI_ERROR_NONE) {
+    if ((*tenv)->SetTag(tenv, object, (jlong)tag) != JVMTI_ERROR_NONE) {
         uint64_t ignored;
         samples_take(tag, &ignored);
         return;
@@ -368,11 +379,60 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     atomic_fetch_add_explicit(&s->live_bytes, w * bytes, memory_order_relaxed);
 }
 
+/* An allocation callback's start: the thread's state, past the dump gate; NULL when tracking
+ * is off or memory ran out. */
+static struct site_thread *callback_begin(void)
+{
+    if (!atomic_load_explicit(&heap_sites_state.tracking, memory_order_relaxed))
+        return NULL;
+    struct site_thread *t = site_thread_get();
+    if (t)
+        gate_enter(&t->gate);
+    return t;
+}
+
+static void callback_end(struct site_thread *t)
+{
+    t->seen_epoch = atomic_load(&heap_sites_state.epoch); /* see heap_sites_state.epoch */
+    gate_leave(&t->gate);
+}
+
 void JNICALL heap_sites_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object, jclass klass, jlong size)
 {
-    if (atomic_load_explicit(&heap_sites_state.tracking, memory_order_relaxed))
-        record(jvmti, jni, thread, heap_sites_state.async_check, object, klass, size);
+    struct site_thread *t = callback_begin();
+    if (t) {
+        record(jvmti, jni, thread, heap_sites_state.async_check, object, klass, size, t);
+        callback_end(t);
+    }
+}
+
+static void vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                            jclass klass, jlong size, struct site_thread *t)
+{
+    uint32_t cls = class_serial(jvmti, klass);
+    uint8_t kind = 0;
+    if (!cls || !heap_sites_class_state(jvmti, jni, klass, cls, &kind) ||
+        kind == SITE_CLASS_IGNORED)
+        return;
+    jvmtiEnv *tenv = tag_env(cls, kind, t);
+    jlong tag = 0;
+    if ((*tenv)->GetTag(tenv, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
+        return;
+    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
+    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
+        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
+        if (r->cls == cls && r->size == bytes) {
+            if (r->tagged)
+                (*tenv)->SetTag(tenv, object, (jlong)tag_make(r->site, next_serial(t)));
+            r->cls = 0; /* matches one object only */
+            return;
+        }
+    }
+    if (kind == SITE_CLASS_TAGGED) {
+        STAT(STAT_VM_ALLOCS);
+        record(jvmti, jni, thread, false, object, klass, size, t);
+    }
 }
 
 /* Objects the VM allocates for JNI, reflection, cloning and method handles (exact mode). The
@@ -383,30 +443,10 @@ void JNICALL heap_sites_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 void JNICALL heap_sites_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                            jobject object, jclass klass, jlong size)
 {
-    if (!atomic_load_explicit(&heap_sites_state.tracking, memory_order_relaxed))
-        return;
-    jlong tag = 0;
-    if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
-        return;
-    uint32_t cls = class_serial(jvmti, klass);
-    uint8_t kind = 0;
-    struct site_thread *t = site_thread_get();
-    if (!cls || !t || !heap_sites_class_state(jvmti, jni, klass, cls, &kind) ||
-        kind == SITE_CLASS_IGNORED)
-        return;
-    uint64_t bytes = size > 0 ? (uint64_t)size : 0;
-    for (unsigned i = 1; i <= RECENT_ALLOCS; i++) {
-        struct recent_alloc *r = &t->recent[(t->recent_next - i) % RECENT_ALLOCS];
-        if (r->cls == cls && r->size == bytes) {
-            if (r->tagged)
-                (*jvmti)->SetTag(jvmti, object, (jlong)tag_make(r->site, next_serial(t)));
-            r->cls = 0; /* matches one object only */
-            return;
-        }
-    }
-    if (kind == SITE_CLASS_TAGGED) {
-        STAT(STAT_VM_ALLOCS);
-        record(jvmti, jni, thread, false, object, klass, size);
+    struct site_thread *t = callback_begin();
+    if (t) {
+        vm_object_alloc(jvmti, jni, thread, object, klass, size, t);
+        callback_end(t);
     }
 }
 

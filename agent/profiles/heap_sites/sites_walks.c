@@ -54,21 +54,27 @@ jint JNICALL heap_sites_pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr
     return 0;
 }
 
-static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
-                         void *user_data)
+void heap_sites_walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass,
+                              jvmtiHeapIterationCallback cb, void *user_data)
 {
     jvmtiHeapCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.heap_iteration_callback = cb;
-    jvmti_failed(jvmti,
-                 (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass,
-                                              &callbacks, user_data),
+    jvmti_failed(jvmti, (*jvmti)->IterateThroughHeap(jvmti, filter, klass, &callbacks, user_data),
                  "IterateThroughHeap");
 }
 
-void heap_sites_walk_heap(jvmtiEnv *jvmti, jvmtiHeapIterationCallback cb, void *user_data)
+/* The objects of classes tagged in jvmti (of klass only, unless NULL). */
+static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
+                         void *user_data)
 {
-    walk_heap_of(jvmti, NULL, cb, user_data);
+    heap_sites_walk_filtered(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass, cb, user_data);
+}
+
+void heap_sites_walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data)
+{
+    for (int i = 0; i < tag_envs_count(); i++)
+        walk_heap_of(tag_envs_at(i), NULL, cb, user_data);
 }
 
 /* Classifies every loaded class, so the walk knows which have default sites. */
@@ -96,7 +102,7 @@ void heap_sites_classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
  * (filtered, the walk looks up the tags of this class's objects only; an unfiltered one looks
  * up every object's, which costs far more where many objects are tagged), then the new
  * default takes over. control_lock held. */
-static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
+static void move_default(JNIEnv *jni, uint32_t cls, struct site_class *k)
 {
     uint8_t expected = SITE_CLASS_DEFAULT;
     jclass klass = (*jni)->NewLocalRef(jni, atomic_load(&k->class_ref));
@@ -104,11 +110,10 @@ static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
         return;
     atomic_fetch_add(&heap_sites_state.epoch, 1);
     if (atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING)) {
-        walk_heap_of(jvmti, klass, heap_sites_pin_defaults, k);
+        walk_heap_of(heap_sites_class_env(cls), klass, heap_sites_pin_defaults, k);
         /* A callback whose object the walk may have seen untagged began before this bump;
          * it reads the epoch after the new default, sees it changed and tags its object. */
         atomic_fetch_add(&heap_sites_state.epoch, 1);
-        atomic_store(&k->guard_until, clock_coarse_ns() + WALK_GUARD_NS);
         atomic_store(&k->default_site, atomic_load(&k->next_default));
         atomic_store(&k->kind, SITE_CLASS_DEFAULT);
         atomic_fetch_add(&k->moves, 1);
@@ -117,7 +122,7 @@ static void move_default(jvmtiEnv *jvmti, JNIEnv *jni, struct site_class *k)
     (*jni)->DeleteLocalRef(jni, klass);
 }
 
-static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
+static void move_defaults(JNIEnv *jni)
 {
     uint32_t batch[MOVE_QUEUE];
     pthread_mutex_lock(&heap_sites_state.control_lock);
@@ -128,7 +133,7 @@ static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_mutex_unlock(&W.lock);
     for (int i = 0; i < n; i++) {
         struct site_class *k = sites_class_peek(batch[i]);
-        move_default(jvmti, jni, k);
+        move_default(jni, batch[i], k);
         atomic_store(&k->move_pending, 0);
     }
     pthread_mutex_unlock(&heap_sites_state.control_lock);
@@ -136,6 +141,7 @@ static void move_defaults(jvmtiEnv *jvmti, JNIEnv *jni)
 
 static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
+    (void)jvmti;
     (void)arg;
     pthread_mutex_lock(&W.lock);
     while (!W.stopping) {
@@ -147,7 +153,7 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         /* Let requests gather, and leave the application some time between walks. */
         struct timespec delay = {0, MOVE_BATCH_DELAY_MS * 1000000L};
         nanosleep(&delay, NULL);
-        move_defaults(jvmti, jni);
+        move_defaults(jni);
         pthread_mutex_lock(&W.lock);
     }
     W.running = false;

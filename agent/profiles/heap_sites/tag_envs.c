@@ -1,0 +1,97 @@
+#include "tag_envs.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "jvmti_util.h"
+#include "log.h"
+
+static jvmtiEnv *envs[TAG_ENVS_MAX];
+static int nenvs;
+static _Atomic(unsigned) next_thread_env;
+static _Atomic(uint64_t) collections;
+static bool frees;
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    atomic_fetch_add_explicit(&collections, 1, memory_order_relaxed);
+}
+
+static int setup(jvmtiEnv *e, jvmtiEventObjectFree on_free, bool gc_events)
+{
+    jvmtiCapabilities potential, caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    caps.can_generate_object_free_events = on_free != NULL;
+    if ((*e)->GetPotentialCapabilities(e, &potential) == JVMTI_ERROR_NONE)
+        caps.can_generate_garbage_collection_events =
+            gc_events && potential.can_generate_garbage_collection_events;
+    if (jvmti_failed(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap=sites tags)"))
+        return -1;
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.ObjectFree = on_free;
+    cb.GarbageCollectionFinish = on_gc_finish;
+    if (jvmti_failed(e, (*e)->SetEventCallbacks(e, &cb, (jint)sizeof cb), "SetEventCallbacks"))
+        return -1;
+    if (on_free &&
+        jvmti_failed(e,
+                     (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
+                     "SetEventNotificationMode(ObjectFree)"))
+        return -1;
+    if (caps.can_generate_garbage_collection_events)
+        jvmti_failed(e,
+                     (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
+                                                    JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL),
+                     "SetEventNotificationMode(GarbageCollectionFinish)");
+    return 0;
+}
+
+int tag_envs_init(int n, jvmtiEventObjectFree on_free)
+{
+    JavaVM *vm = agent_vm();
+    if (n < 1 || n > TAG_ENVS_MAX || !vm)
+        return -1;
+    frees = on_free != NULL;
+    for (int i = 0; i < n; i++) {
+        jvmtiEnv *e = NULL;
+        if ((*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
+            log_error("heap=sites: no JVMTI environment for tags");
+            return -1;
+        }
+        if (setup(e, on_free, i == 0) != 0) {
+            (*e)->DisposeEnvironment(e);
+            return -1;
+        }
+        envs[nenvs++] = e;
+    }
+    return 0;
+}
+
+int tag_envs_count(void)
+{
+    return nenvs;
+}
+
+jvmtiEnv *tag_envs_at(int i)
+{
+    return envs[i];
+}
+
+int tag_envs_next_for_thread(void)
+{
+    return (int)(atomic_fetch_add_explicit(&next_thread_env, 1, memory_order_relaxed) %
+                 (unsigned)nenvs);
+}
+
+uint64_t tag_envs_collections(void)
+{
+    return atomic_load_explicit(&collections, memory_order_acquire);
+}
+
+void tag_envs_flush_frees(void)
+{
+    for (int i = 0; frees && i < nenvs; i++)
+        (*envs[i])->SetEventNotificationMode(envs[i], JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+}
