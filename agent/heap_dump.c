@@ -27,6 +27,7 @@ static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
     bool probed, addresses_ok;
+    bool exit_dump_done;   /* dumps after it find the VM dead halfway: none is taken */
     unsigned sink_threads; /* for the output while dumping */
     uint64_t progress_us;  /* interval of progress lines */
 } st;
@@ -400,9 +401,13 @@ static enum walk_ids choose_ids(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
 static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
 {
     if (res->unknown_class)
-        log_warning("heap dump: %llu objects of classes loaded during the dump were left out "
-                    "or written as Object[]",
+        log_warning("heap dump: %llu objects of classes loaded or linked during the dump were "
+                    "left out or written as Object[]",
                     (unsigned long long)res->unknown_class);
+    if (res->refs_nulled || res->roots_left_out)
+        log_warning("heap dump: %llu references to objects left out were written as null, "
+                    "%llu roots of them left out",
+                    (unsigned long long)res->refs_nulled, (unsigned long long)res->roots_left_out);
     if (res->layout_mismatches)
         log_warning("heap dump: %llu field values did not fit their class layout and were "
                     "left out",
@@ -493,6 +498,8 @@ static void heap_dump(const struct dump_request *req)
         log_warning("heap dump skipped: the dumping thread has no JNI environment");
         return;
     }
+    if (st.exit_dump_done)
+        return; /* a SIGQUIT that waited for the exit dump: the VM is going */
     if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK) {
         (*jni)->ExceptionClear(jni);
         return;
@@ -515,6 +522,9 @@ static void heap_dump(const struct dump_request *req)
             output_unlock();
             break;
         }
+        /* The classes loaded since the list: the shorter the time between the last list
+         * and the walk, the fewer objects of unknown classes the walk meets. */
+        heap_classes_update(jvmti, denv, jni);
         heap_classes_write_names(w);
         for (size_t i = 0; i < d.nthreads; i++)
             traces_write_once(w, d.threads[i].trace);
@@ -541,6 +551,7 @@ static void heap_dump(const struct dump_request *req)
         heap_mirrors_prepare(jvmti, denv, jni);
     }
     heap_mirrors_release(jni);
+    heap_classes_release(jni);
     if (ids == WALK_IDS_TAGS) {
         /* Dropping the environment frees every tag the walk gave at once. */
         (*denv)->DisposeEnvironment(denv);
@@ -549,6 +560,8 @@ static void heap_dump(const struct dump_request *req)
 out:
     free(d.threads);
     (*jni)->PopLocalFrame(jni, NULL);
+    if (req->reason == DUMP_AT_EXIT)
+        st.exit_dump_done = true;
 }
 
 /* ---- the profile -------------------------------------------------------------------------- */
