@@ -1,5 +1,6 @@
 #include "heap_dump.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,7 +28,9 @@ static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
     bool probed, addresses_ok;
-    bool exit_dump_done;   /* dumps after it find the VM dead halfway: none is taken */
+    bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
+    atomic_bool vm_dying; /* VM death has begun: only the exit dump runs (later ones would find the
+                      VM dead halfway) */
     unsigned sink_threads; /* for the output while dumping */
     uint64_t progress_us;  /* interval of progress lines */
 } st;
@@ -498,8 +501,8 @@ static void heap_dump(const struct dump_request *req)
         log_warning("heap dump skipped: the dumping thread has no JNI environment");
         return;
     }
-    if (st.exit_dump_done)
-        return; /* a SIGQUIT that waited for the exit dump: the VM is going */
+    if (st.vm_dying && req->reason != DUMP_AT_EXIT)
+        return; /* a SIGQUIT or command that waited for the exit dump: the VM is going */
     if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK) {
         (*jni)->ExceptionClear(jni);
         return;
@@ -560,21 +563,22 @@ static void heap_dump(const struct dump_request *req)
 out:
     free(d.threads);
     (*jni)->PopLocalFrame(jni, NULL);
-    if (req->reason == DUMP_AT_EXIT)
-        st.exit_dump_done = true;
 }
 
 /* ---- the profile -------------------------------------------------------------------------- */
 
+/* With net= the profile runs whatever heap= says: the socket's DUMP HEAP command dumps the
+ * heap in any case, as the JDK 8 agent did. Exit and signal dumps only with heap=dump|all. */
 static bool hd_enabled(const struct hprof_options *opts)
 {
-    return opts->heap_dump;
+    return opts->heap_dump || opts->net_host != NULL;
 }
 
 static int hd_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)jvmti;
     (void)live;
+    st.heap_dump_option = opts->heap_dump;
     st.sink_threads = sink_threads(opts);
     const char *ms = getenv("HPROF_PROGRESS_MS");
     st.progress_us = ms && *ms ? strtoull(ms, NULL, 10) * 1000u : PROGRESS_INTERVAL_US;
@@ -585,8 +589,15 @@ static int hd_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live
 
 static void hd_dump(const struct dump_request *req)
 {
-    if (req->sections & DUMP_HEAP)
+    if ((req->sections & DUMP_HEAP) && (st.heap_dump_option || req->reason == DUMP_ON_COMMAND))
         heap_dump(req);
+}
+
+static void hd_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    st.vm_dying = true;
 }
 
 const struct hprof_profile heap_dump_profile = {
@@ -594,4 +605,5 @@ const struct hprof_profile heap_dump_profile = {
     .enabled = hd_enabled,
     .start = hd_start,
     .dump = hd_dump,
+    .vm_death = hd_vm_death,
 };
