@@ -4,6 +4,7 @@
 #define HPROF_CLASS_TABLE_H
 
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,8 +17,9 @@ struct class_info {
     const char *name;      /* "java.lang.String", "int[]" */
     const char *signature; /* "Ljava/lang/String;" */
     uint8_t array_type;    /* names_array_type() */
-    bool unloaded;
-    bool written; /* LOAD CLASS written; guarded by the output lock */
+    atomic_bool unloaded;  /* its class object was freed (ObjectFree, any thread) */
+    bool written;          /* LOAD CLASS written; guarded by the output lock */
+    bool unload_written;   /* UNLOAD CLASS written: nothing may name it any more (lock) */
 };
 
 int classes_init(void);
@@ -35,6 +37,21 @@ uint32_t classes_count(void);
 
 /* Called when a class object's tag is freed (ObjectFree): the class was unloaded. */
 void classes_mark_unloaded(uint32_t serial);
+
+/* Class unloading is learned from ObjectFree events of a JVMTI environment of the table's own
+ * (the unload watcher) in which every registered class object carries its class id: a class
+ * object is freed exactly when its class unloads. Set up at start-up (classes_init); if the VM
+ * refuses, no unload is ever reported (one warning). doc/formats.md, UNLOAD CLASS. */
+/* Has the VM post the ObjectFree events of class objects already freed (JDK 16+ posts them
+ * lazily), so that classes_write_unloads sees every unload up to now. */
+void classes_flush_unloads(void);
+
+/* Writes an UNLOAD CLASS for every class whose LOAD CLASS was written and that has unloaded
+ * since, once (output lock held). The caller makes sure nothing it writes later names them:
+ * classes_write_once never writes them again, and a serial whose UNLOAD CLASS was written is
+ * reported by classes_unload_written. */
+void classes_write_unloads(struct hprof_writer *w);
+bool classes_unload_written(uint32_t serial);
 
 /* Writes the name string and LOAD CLASS of serial unless written already (output lock held). */
 void classes_write_once(struct hprof_writer *w, uint32_t serial);

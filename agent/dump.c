@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include "class_table.h"
 #include "log.h"
 #include "output.h"
 #include "trace_table.h"
@@ -10,11 +11,27 @@ static const struct hprof_profile *const *active;
 static size_t nactive;
 /* One dump at a time: a SIGQUIT during the exit dump waits rather than interleaving. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool unloads_at_end;
 
 void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
 {
     active = profiles;
     nactive = n;
+}
+
+void dump_set_unloads_at_end(bool at_end)
+{
+    unloads_at_end = at_end;
+}
+
+/* The unloads learned before the traces are written: a trace interned after them cannot hold
+ * a frame of those classes (their methods no longer run), so no later STACK FRAME names them. */
+void dump_write_unloads(void)
+{
+    struct hprof_writer *w = output_lock();
+    if (w)
+        classes_write_unloads(w);
+    output_unlock();
 }
 
 void dump_write_traces(void)
@@ -35,8 +52,12 @@ void dump_all(const struct dump_request *req)
     for (size_t i = 0; i < nactive; i++)
         if (active[i]->dump)
             active[i]->dump(req);
-    if (req->sections & DUMP_TRACES)
+    if (req->sections & DUMP_TRACES) {
+        classes_flush_unloads();
         dump_write_traces();
+        if (!unloads_at_end)
+            dump_write_unloads();
+    }
     struct hprof_writer *w = output_lock();
     if (w)
         w->ops->flush(w);

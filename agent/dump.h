@@ -15,4 +15,11 @@ void dump_control(const struct control_request *req);
 /* Writes every trace not written yet (the old agent listed all traces at each dump). */
 void dump_write_traces(void);
 
+/* UNLOAD CLASS records (class_table.h). A dump that writes every trace ends with an UNLOAD
+ * CLASS for each class that unloaded before it, unless at_end (heap=sites: its ALLOC SITES
+ * name the classes of old sites in every later dump); dump_write_unloads writes the rest
+ * when the output ends. */
+void dump_set_unloads_at_end(bool at_end);
+void dump_write_unloads(void);
+
 #endif

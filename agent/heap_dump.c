@@ -29,8 +29,8 @@ static struct {
     bool force_tags; /* HPROF_HEAP_WALK=tags */
     bool probed, addresses_ok;
     bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
-    atomic_bool vm_dying; /* VM death has begun: only the exit dump runs (later ones would find the
-                      VM dead halfway) */
+    /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
+    atomic_bool vm_dying;
     unsigned sink_threads; /* for the output while dumping */
     uint64_t progress_us;  /* interval of progress lines */
 } st;

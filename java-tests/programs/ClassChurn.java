@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  *   ClassChurn THREADS SECONDS          churn for SECONDS, print "churn done", exit
  *   ClassChurn THREADS wait GO          print "churn ready", churn until file GO exists
- *   ClassChurn unload                   one loader's classes, dropped, GC until they unload
- *                                       (a WeakReference to the class clears), "unloaded"
+ *   ClassChurn unload GO                one loader's classes, "loaded"; once file GO exists,
+ *                                       dropped and GC until they unload, "unloaded"
  */
 public class ClassChurn {
     /** Defined again in every loader: fields of every type, own and inherited. */
@@ -132,7 +132,7 @@ public class ClassChurn {
 
     public static void main(String[] args) throws Exception {
         if (args[0].equals("unload")) {
-            unload();
+            unload(Path.of(args[1]));
             return;
         }
         int threads = Integer.parseInt(args[0]);
@@ -160,24 +160,27 @@ public class ClassChurn {
         System.out.println("churn done: " + ROUNDS.get() + " rounds, " + LOADERS.get() + " loaders");
     }
 
-    /** A known class unload: "unloaded NAME" once the WeakReference to its class cleared. */
-    static void unload() throws Exception {
-        java.lang.ref.WeakReference<Class<?>> ref;
-        {
-            ClassLoader l = new ChurnLoader();
-            Class<?> p = Class.forName("ClassChurn$Payload", true, l);
-            p.getConstructor().newInstance();
-            ref = new java.lang.ref.WeakReference<>(p);
-        }
+    /** A known class unload: the payload classes of one loader are loaded and used, "loaded"
+     * is printed; once file GO exists they are dropped and GCs run until a WeakReference to
+     * the class clears: "unloaded" (or "still loaded" after 100 GCs). */
+    static void unload(Path go) throws Exception {
+        java.lang.ref.WeakReference<Class<?>> ref = loadOne();
+        System.out.println("loaded");
+        System.out.flush();
+        while (!Files.exists(go))
+            Thread.sleep(20);
         for (int i = 0; i < 100 && ref.get() != null; i++) {
             System.gc();
             Thread.sleep(20);
         }
         System.out.println(ref.get() == null ? "unloaded" : "still loaded");
-        // Time for the agent to see the unload before the exit dump.
-        for (int i = 0; i < 5; i++) {
-            System.gc();
-            Thread.sleep(20);
-        }
+    }
+
+    /** In a method of its own: no local of the caller's frame keeps the loader. */
+    static java.lang.ref.WeakReference<Class<?>> loadOne() throws Exception {
+        Class<?> p = Class.forName("ClassChurn$Payload", true, new ChurnLoader());
+        p.getConstructor().newInstance();
+        Array.newInstance(p, 1);
+        return new java.lang.ref.WeakReference<>(p);
     }
 }

@@ -108,6 +108,50 @@ class HeapChurnTest {
         }
     }
 
+    /** A class loader's classes loaded, dumped (SIGQUIT), dropped and unloaded, then the exit
+     * dump: UNLOAD CLASS records for them (hprof-read checks that nothing after them names
+     * them), and the second dump no longer holds them. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void unloadedClassesGetUnloadClassRecords(int feature) throws Exception {
+        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("heapchurn-unload");
+        Path file = dir.resolve("unload.hprof"), go = dir.resolve("go");
+        Path out = dir.resolve("out.txt"), err = dir.resolve("err.txt");
+        Process java = new ProcessBuilder(jdk.resolve("bin/java").toString(),
+                Jvm.agentpath("heap=dump,format=b,file=" + file), "-cp", Jvm.programs().toString(), "ClassChurn",
+                "unload", go.toString()).directory(dir.toFile()).redirectOutput(out.toFile())
+                .redirectError(err.toFile()).start();
+        try {
+            await(java, out, err, "loaded", 1);
+            Process kill = new ProcessBuilder("kill", "-QUIT", Long.toString(java.pid())).start();
+            assertEquals(0, kill.waitFor());
+            await(java, out, err, "dump to ", 1);
+            Files.writeString(go, "");
+            assertTrue(java.waitFor(120, TimeUnit.SECONDS), "did not exit");
+            assertEquals(0, java.exitValue(), Files.readString(err));
+        } finally {
+            java.destroyForcibly().waitFor();
+        }
+        assertTrue(Files.readString(out).contains("unloaded"), Files.readString(out));
+        HprofRead.Report report = HprofRead.check(file);
+        assertEquals(0, report.exit(), report.output());
+        // ClassChurn$Payload, $PayloadBase, $Inner and the array classes of the loader.
+        assertTrue(report.count("UNLOAD CLASS") >= 3, report.output());
+        Heap first = HeapFactory.createHeap(file.toFile(), 0), last = HeapFactory.createHeap(file.toFile(), 1);
+        assertEquals(1, count(first, "ClassChurn$Payload"), "the payload in the first dump");
+        assertEquals(0, count(last, "ClassChurn$Payload"), "no payload in the exit dump");
+    }
+
+    static Stream<Arguments> jdks() { return StartupTest.jdks(); }
+
+    static int count(Heap heap, String name) {
+        int n = 0;
+        for (JavaClass c : heap.getAllClasses())
+            n += c.getName().equals(name) ? 1 : 0;
+        return n;
+    }
+
     /** Every id a dump's instances, arrays and classes hold names an object of the dump.
      * Returns how many ClassChurn$Payload classes it holds. */
     static int checkWhole(Heap heap, String what) {
@@ -158,7 +202,7 @@ class HeapChurnTest {
     }
 
     static void await(Process p, Path out, Path err, String text, int times) throws Exception {
-        Path file = text.startsWith("churn") ? out : err;
+        Path file = text.startsWith("dump to") ? err : out;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (HeapDumpTest.GraphProcess.count(Files.readString(file), text) < times) {
             if (System.nanoTime() > deadline || !p.isAlive())
