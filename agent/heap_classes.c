@@ -533,7 +533,7 @@ static uint32_t serial_of_name(jvmtiEnv *jvmti, JNIEnv *jni, const char *name)
 
 /* Lists the loaded classes and adds those not in the dump yet (all of them when fresh):
  * pins them, tags them in denv, reads what their CLASS DUMPs need. */
-static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh)
+static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, uint32_t *added)
 {
     jint n = 0;
     jclass *classes = NULL;
@@ -556,6 +556,7 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh)
         else
             classes[nnew++] = classes[i];
     }
+    *added = (uint32_t)nnew;
     /* Before anything else: a class the list names could unload from here on otherwise. */
     if (nnew > 0)
         pin_classes(denv, jni, classes, nnew);
@@ -620,12 +621,15 @@ int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
     else
         idmap_clear(&loaders);
     heap_classes_release(jni);
-    return add_loaded(jvmti, denv, jni, true);
+    uint32_t added = 0;
+    return add_loaded(jvmti, denv, jni, true, &added);
 }
 
 int heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
 {
-    return add_loaded(jvmti, denv, jni, false);
+    uint32_t added = 0;
+    int rc = add_loaded(jvmti, denv, jni, false, &added);
+    return rc < 0 ? rc : (int)(added > INT32_MAX ? INT32_MAX : added);
 }
 
 void heap_classes_add_cp(struct dump_class *c, uint16_t index, hprof_id id)

@@ -58,7 +58,8 @@ struct dump_class {
 int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
 
 /* Adds the classes loaded since heap_classes_prepare (or the last update) the same way, so
- * that the walk, right after, meets as few unknown classes as possible. */
+ * that the walk, right after, meets as few unknown classes as possible. Returns how many it
+ * added (and retried: not linked before), or -1. */
 int heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
 
 /* The pinning arrays' tag in the dump environment (0 when there is none): the walk writes

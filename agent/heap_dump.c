@@ -23,6 +23,9 @@
  * for tests), the clock read every PROGRESS_OBJECTS objects. */
 #define PROGRESS_INTERVAL_US 2000000u
 #define PROGRESS_OBJECTS 4096u
+/* Reads of the class list right before the walk: each takes the classes loaded during the
+ * one before, so each is shorter, and so is the time left for classes to appear unseen. */
+#define UPDATE_PASSES 4
 
 static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
@@ -527,7 +530,9 @@ static void heap_dump(const struct dump_request *req)
         }
         /* The classes loaded since the list: the shorter the time between the last list
          * and the walk, the fewer objects of unknown classes the walk meets. */
-        heap_classes_update(jvmti, denv, jni);
+        for (int pass = 0; pass < UPDATE_PASSES && heap_classes_update(jvmti, denv, jni) > 0;
+             pass++)
+            ;
         heap_classes_write_names(w);
         for (size_t i = 0; i < d.nthreads; i++)
             traces_write_once(w, d.threads[i].trace);

@@ -245,8 +245,11 @@ static bool will_write(const struct walk *W, jlong class_tag, jlong own_tag, jin
     if ((uint64_t)class_tag == W->class_class_tag && class_tag != 0)
         return true; /* a CLASS DUMP, or an INSTANCE DUMP of java.lang.Class (loose classes) */
     const struct dump_class *c = heap_classes_of_tag((uint64_t)class_tag);
-    if (length >= 0) /* an array: primitive arrays' classes are always known */
-        return (c && c->in_dump) || W->object_array != NULL;
+    if (length >= 0) { /* an array; of an unknown class, written as an Object[] */
+        if (c && c->in_dump)
+            return true;
+        return (!c || c->array_type == HPROF_TYPE_OBJECT) && W->object_array != NULL;
+    }
     return c && c->in_dump && !c->array_type && c->writable;
 }
 
