@@ -247,6 +247,7 @@ struct strent {
 struct lclass {
     uint64_t id, name;
     uint32_t serial, trace;
+    bool unloaded; /* by an UNLOAD CLASS: nothing after it may name the serial or the id */
 };
 struct frame {
     uint64_t method, sig, source;
@@ -706,9 +707,13 @@ static void check_trace(struct parser *P, uint32_t serial, uint64_t off, const c
 
 static void check_class_serial(struct parser *P, uint32_t serial, uint64_t off, const char *what)
 {
-    if (!map_get(&P->class_by_serial, serial, NULL))
+    uint32_t ci;
+    if (!map_get(&P->class_by_serial, serial, &ci))
         ERR(P, HK_CLASS_SERIAL, off,
             "%s: class serial %" PRIu32 " not defined by an earlier LOAD CLASS", what, serial);
+    else if (P->cls.v[ci].unloaded)
+        ERR(P, HK_CLASS_SERIAL, off,
+            "%s: class serial %" PRIu32 " was unloaded by an earlier UNLOAD CLASS", what, serial);
 }
 
 /* Thread serials must be defined by a START THREAD anywhere in the input (the JDK 5-8 agent
@@ -822,6 +827,7 @@ static void rec_load_class(struct parser *P, uint64_t len)
     c->name = name;
     c->serial = serial;
     c->trace = trace;
+    c->unloaded = false;
     if (id) {
         /* a class id can be loaded again after an UNLOAD CLASS: keep the newest */
         uint32_t old;
@@ -842,7 +848,10 @@ static void rec_unload_class(struct parser *P, uint64_t len)
     if (!p)
         return;
     P->sum->classes_unloaded++;
-    check_class_serial(P, be32(p), P->rec_off, "UNLOAD CLASS");
+    uint32_t serial = be32(p), ci;
+    check_class_serial(P, serial, P->rec_off, "UNLOAD CLASS");
+    if (map_get(&P->class_by_serial, serial, &ci))
+        P->cls.v[ci].unloaded = true;
 }
 
 static void rec_stack_frame(struct parser *P, uint64_t len)
@@ -1260,8 +1269,14 @@ static bool sub_class_dump(struct parser *P, struct dump *d, uint64_t off, uint6
     DS(P)->classes++;
     add_object(P, d, cid, off, "CLASS DUMP");
     heap_trace(P, d, trace, off, "CLASS DUMP");
-    if (cid && !map_get(&P->class_by_id, cid, NULL))
+    uint32_t ci;
+    if (cid && !map_get(&P->class_by_id, cid, &ci))
         ERR(P, HK_CLASS_DUMP, off, "CLASS DUMP 0x%" PRIx64 " has no LOAD CLASS record", cid);
+    else if (cid && P->cls.v[ci].unloaded)
+        ERR(P, HK_CLASS_DUMP, off,
+            "CLASS DUMP 0x%" PRIx64 ": its class (serial %" PRIu32
+            ") was unloaded by an earlier UNLOAD CLASS",
+            cid, P->cls.v[ci].serial);
     ref(P, d, super, off);
     ref(P, d, loader, off);
     ref(P, d, signers, off);
