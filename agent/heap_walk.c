@@ -382,9 +382,6 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
             W->res->roots_left_out++;
         return JVMTI_VISIT_OBJECTS;
     }
-    /* From here on id is what the referrer's record holds. */
-    if (!kept)
-        id = 0;
     uint64_t rkey;
     hprof_id rid;
     if (referrer_tag_ptr == tag_ptr) {
@@ -396,6 +393,9 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     }
     if (rkey != W->key || W->kind == VISIT_NONE)
         begin_visit(W, rkey, rid, referrer_class_tag, *referrer_tag_ptr);
+    /* From here on id is what the referrer's record holds. */
+    if (!kept)
+        id = 0;
 
     switch (W->kind) {
     case VISIT_INSTANCE:
