@@ -556,7 +556,7 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
         else
             classes[nnew++] = classes[i];
     }
-    *added = (uint32_t)nnew;
+    *added = 0;
     /* Before anything else: a class the list names could unload from here on otherwise. */
     if (nnew > 0)
         pin_classes(denv, jni, classes, nnew);
@@ -572,8 +572,12 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
             hprof_id id = class_id_of(serial);
             if ((*denv)->GetTag(denv, k, &tag) == JVMTI_ERROR_NONE && (hprof_id)tag != id)
                 (*denv)->SetTag(denv, k, (jlong)id);
+            /* Counted: classes new to the dump, and listed ones whose layout can be read now
+             * (one still not linked is retried by the next pass, not counted). */
+            bool was_whole = c->in_dump && (c->array_type || c->has_layout);
             if (!c->has_layout && c->array_type == 0)
                 read_layout(jvmti, jni, k, c);
+            *added += !was_whole && (!c->in_dump || c->array_type || c->has_layout);
             jboolean iface = JNI_FALSE;
             (*jvmti)->IsInterface(jvmti, k, &iface);
             c->is_interface = iface == JNI_TRUE;
