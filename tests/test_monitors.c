@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "jvmti_util.h"
-#include "monitor_stats.h"
+#include "contention.h"
 
 #define MS 1000000ull /* nanoseconds */
 

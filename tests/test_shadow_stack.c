@@ -1,6 +1,6 @@
-/* Unit tests of cpu=times bookkeeping (agent/shadow_stack.c): exact call counts per distinct
- * top of stack, self and inclusive time, exits below the top (exceptions out of super()),
- * exits of frames never entered, depth changes, growth of every table, and totals over
+/* Unit tests of cpu=times bookkeeping (agent/profiles/cpu_times/shadow_stack.c): exact call counts
+ * per distinct top of stack, self and inclusive time, exits below the top (exceptions out of
+ * super()), exits of frames never entered, depth changes, growth of every table, and totals over
  * threads. Times are made up, so every figure is exact. */
 #include <check.h>
 #include <stdint.h>

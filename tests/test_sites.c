@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sample_table.h"
+#include "sampled_objects.h"
 #include "site_table.h"
 #include "trace_cache.h"
 

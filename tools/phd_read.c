@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "phd_histogram.h"
+
 enum kind { K_OBJECT, K_OBJ_ARRAY, K_PRIM_ARRAY, K_CLASS };
 
 struct rec {
@@ -543,19 +545,26 @@ static const char *type_name(const struct file *f, const struct index *ix, const
     return buf;
 }
 
-struct row {
-    char *name;
-    uint64_t count, bytes;
-};
+/* The bytes a record is counted with: instances at their class's instance size, arrays at
+ * their own (0 where the class is missing: a violation reported elsewhere). */
+static uint64_t rec_bytes(const struct file *f, const struct index *ix, const struct rec *r)
+{
+    if (r->kind == K_OBJECT) {
+        const struct rec *c = find(f, ix, r->cls);
+        return c && c->kind == K_CLASS ? c->size : 0;
+    }
+    return r->kind == K_CLASS ? 0 : r->size;
+}
 
 static int cmp_row_name(const void *a, const void *b)
 {
-    return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+    return strcmp(((const struct phd_class_count *)a)->name,
+                  ((const struct phd_class_count *)b)->name);
 }
 
 static int cmp_row_bytes(const void *a, const void *b)
 {
-    const struct row *x = a, *y = b;
+    const struct phd_class_count *x = a, *y = b;
     if (x->bytes != y->bytes)
         return x->bytes > y->bytes ? -1 : 1;
     if (x->count != y->count)
@@ -581,6 +590,155 @@ static void json_str(FILE *o, const char *s)
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One row per name (counts and bytes summed), largest bytes first; returns the new count. */
+static size_t merge_rows(struct phd_class_count *rows, size_t nrows)
+{
+    qsort(rows, nrows, sizeof *rows, cmp_row_name);
+    size_t m = 0;
+    for (size_t i = 0; i < nrows; i++) {
+        if (m && strcmp(rows[m - 1].name, rows[i].name) == 0) {
+            rows[m - 1].count += rows[i].count;
+            rows[m - 1].bytes += rows[i].bytes;
+            free(rows[i].name);
+        } else {
+            rows[m++] = rows[i];
+        }
+    }
+    qsort(rows, m, sizeof *rows, cmp_row_bytes);
+    return m;
+}
+
+/* The whole file in memory; NULL with a message in err. */
+static uint8_t *slurp(const char *path, size_t *lenp, char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    uint8_t *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 1 << 20;
+            uint8_t *d = realloc(data, cap);
+            if (!d) {
+                snprintf(err, errlen, "out of memory");
+                free(data);
+                fclose(in);
+                return NULL;
+            }
+            data = d;
+        }
+        size_t got = fread(data + len, 1, cap - len, in);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool bad = ferror(in);
+    fclose(in);
+    if (bad) {
+        snprintf(err, errlen, "%s: read error", path);
+        free(data);
+        return NULL;
+    }
+    *lenp = len;
+    return data;
+}
+
+/* Records by address (f->nrecs entries); false when out of memory. */
+static bool build_index(struct file *f, struct index *ix)
+{
+    ix->by_addr = malloc((f->nrecs ? f->nrecs : 1) * sizeof(size_t));
+    ix->n = f->nrecs;
+    if (!ix->by_addr)
+        return false;
+    for (size_t i = 0; i < f->nrecs; i++)
+        ix->by_addr[i] = i;
+    sort_file = f;
+    qsort(ix->by_addr, ix->n, sizeof *ix->by_addr, cmp_addr);
+    return true;
+}
+
+/* What reading a file allocated: its records, references, names, index and bytes. */
+static void free_file(struct file *f, struct index *ix)
+{
+    free(ix->by_addr);
+    free(f->recs);
+    free(f->refs);
+    free(f->names);
+    free((void *)f->p);
+}
+
+bool phd_looks_like(const unsigned char *p, size_t n)
+{
+    return n >= 20 && p[0] == 0 && p[1] == 18 && memcmp(p + 2, "portable heap dump", 18) == 0;
+}
+
+void phd_histogram_free(struct phd_class_count *rows, size_t nrows)
+{
+    for (size_t i = 0; rows && i < nrows; i++)
+        free(rows[i].name);
+    free(rows);
+}
+
+int phd_histogram(const char *path, struct phd_class_count **rowsp, size_t *nrowsp, char *err,
+                  size_t errlen)
+{
+    struct file f;
+    memset(&f, 0, sizeof f);
+    f.path = path;
+    f.max_reports = 0; /* count, print nothing */
+    uint8_t *data = slurp(path, &f.len, err, errlen);
+    if (!data)
+        return -1;
+    f.p = data;
+    bool is_phd = phd_looks_like(data, f.len);
+    if (is_phd && read_header(&f))
+        read_records(&f);
+    struct index ix = {NULL, 0};
+    struct phd_class_count *rows = NULL;
+    size_t nrows = 0;
+    char *buf = malloc(65540);
+    int rc = -1;
+    if (!is_phd) {
+        snprintf(err, errlen, "%s: not a PHD file (no \"portable heap dump\" at the start)", path);
+        goto out;
+    }
+    if (f.oom || !buf || !build_index(&f, &ix) ||
+        !(rows = calloc(f.nrecs ? f.nrecs : 1, sizeof *rows))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (f.errors) {
+        snprintf(err, errlen,
+                 "%s: %" PRIu64 " violation%s of the PHD format (phd-read %s lists them)", path,
+                 f.errors, f.errors == 1 ? "" : "s", path);
+        goto out;
+    }
+    for (size_t i = 0; i < f.nrecs; i++) {
+        const struct rec *r = &f.recs[i];
+        if (r->kind == K_CLASS)
+            continue;
+        rows[nrows].name = strdup(type_name(&f, &ix, r, buf, 65540));
+        rows[nrows].count = 1;
+        rows[nrows].bytes = rec_bytes(&f, &ix, r);
+        if (!rows[nrows++].name) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    *rowsp = rows;
+    *nrowsp = merge_rows(rows, nrows);
+    rows = NULL;
+    rc = 0;
+out:
+    phd_histogram_free(rows, nrows);
+    free(buf);
+    free_file(&f, &ix);
+    return rc;
 }
 
 /* The unit tests link this file and call it under another name. */
@@ -639,35 +797,13 @@ int PHD_READ_MAIN(int argc, char **argv)
         return 2;
     }
     f.path = argv[optind];
-    FILE *in = fopen(f.path, "rb");
-    if (!in) {
-        fprintf(stderr, "phd-read: %s: %s\n", f.path, strerror(errno));
+    char msg[300];
+    uint8_t *data = slurp(f.path, &f.len, msg, sizeof msg);
+    if (!data) {
+        fprintf(stderr, "phd-read: %s\n", msg);
         return 2;
     }
-    uint8_t *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            uint8_t *d = realloc(data, cap);
-            if (!d) {
-                fprintf(stderr, "phd-read: out of memory\n");
-                return 2;
-            }
-            data = d;
-        }
-        size_t got = fread(data + len, 1, cap - len, in);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(in)) {
-        fprintf(stderr, "phd-read: %s: read error\n", f.path);
-        return 2;
-    }
-    fclose(in);
     f.p = data;
-    f.len = len;
 
     if (read_header(&f))
         read_records(&f);
@@ -677,15 +813,11 @@ int PHD_READ_MAIN(int argc, char **argv)
     }
 
     /* addresses: unique, multiples of the unit */
-    struct index ix = {malloc((f.nrecs ? f.nrecs : 1) * sizeof(size_t)), f.nrecs};
-    if (!ix.by_addr) {
+    struct index ix;
+    if (!build_index(&f, &ix)) {
         fprintf(stderr, "phd-read: out of memory\n");
         return 2;
     }
-    for (size_t i = 0; i < f.nrecs; i++)
-        ix.by_addr[i] = i;
-    sort_file = &f;
-    qsort(ix.by_addr, ix.n, sizeof *ix.by_addr, cmp_addr);
     for (size_t i = 0; i < f.nrecs; i++) {
         const struct rec *r = &f.recs[ix.by_addr[i]];
         if (r->addr % f.unit)
@@ -700,7 +832,7 @@ int PHD_READ_MAIN(int argc, char **argv)
 
     /* classes, references, counts */
     uint64_t n_obj = 0, n_oarr = 0, n_parr = 0, n_cls = 0, bytes = 0;
-    struct row *rows = calloc(f.nrecs ? f.nrecs : 1, sizeof *rows);
+    struct phd_class_count *rows = calloc(f.nrecs ? f.nrecs : 1, sizeof *rows);
     size_t nrows = 0;
     char *buf = malloc(65540);
     char **refs_lines = NULL;
@@ -711,7 +843,7 @@ int PHD_READ_MAIN(int argc, char **argv)
     }
     for (size_t i = 0; i < f.nrecs; i++) {
         const struct rec *r = &f.recs[i];
-        uint64_t b = 0;
+        uint64_t b = rec_bytes(&f, &ix, r);
         switch (r->kind) {
         case K_CLASS:
             n_cls++;
@@ -730,13 +862,10 @@ int PHD_READ_MAIN(int argc, char **argv)
                 violation(&f, true, r->off,
                           "%s at %#" PRIx64 ": class %#" PRIx64 " is no class record",
                           r->kind == K_OBJECT ? "object" : "object array", r->addr, r->cls);
-            if (r->kind == K_OBJECT) {
+            if (r->kind == K_OBJECT)
                 n_obj++;
-                b = c && c->kind == K_CLASS ? c->size : 0;
-            } else {
+            else
                 n_oarr++;
-                b = r->size;
-            }
             if (r->nrefs && f.refs[r->refs_at] == r->cls) {
                 f.ibm_hidden_refs++;
                 violation(&f, false, r->off,
@@ -747,7 +876,6 @@ int PHD_READ_MAIN(int argc, char **argv)
         }
         case K_PRIM_ARRAY:
             n_parr++;
-            b = r->size;
             break;
         }
         for (uint32_t k = 0; k < r->nrefs; k++) {
@@ -805,20 +933,7 @@ int PHD_READ_MAIN(int argc, char **argv)
         violation(&f, true, 0, "%" PRIu64 " references point to no record (allowed: %" PRIu64 ")",
                   f.dangling, f.allow_dangling);
 
-    /* merge rows by name */
-    qsort(rows, nrows, sizeof *rows, cmp_row_name);
-    size_t m = 0;
-    for (size_t i = 0; i < nrows; i++) {
-        if (m && strcmp(rows[m - 1].name, rows[i].name) == 0) {
-            rows[m - 1].count += rows[i].count;
-            rows[m - 1].bytes += rows[i].bytes;
-            free(rows[i].name);
-        } else {
-            rows[m++] = rows[i];
-        }
-    }
-    nrows = m;
-    qsort(rows, nrows, sizeof *rows, cmp_row_bytes);
+    nrows = merge_rows(rows, nrows);
     if (refs_lines)
         qsort(refs_lines, nlines, sizeof *refs_lines, cmp_str);
 
@@ -873,10 +988,6 @@ int PHD_READ_MAIN(int argc, char **argv)
     free(refs_lines);
     free(rows);
     free(buf);
-    free(ix.by_addr);
-    free(f.recs);
-    free(f.refs);
-    free(f.names);
-    free(data);
+    free_file(&f, &ix);
     return f.errors ? 1 : 0;
 }

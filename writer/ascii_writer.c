@@ -470,9 +470,6 @@ struct hprof_writer *writer_ascii_new(struct hprof_sink *sink)
         sink_close(sink);
         return NULL;
     }
-    w->ops = &ascii_ops;
-    w->sink = sink;
-    w->clock_us = writer_wall_clock_us;
-    w->start_us = writer_wall_clock_us();
+    writer_init(w, &ascii_ops, sink);
     return w;
 }

@@ -845,9 +845,6 @@ struct hprof_writer *writer_binary_new(struct hprof_sink *sink)
         sink_close(sink);
         return NULL;
     }
-    b->w.ops = &binary_ops;
-    b->w.sink = sink;
-    b->w.clock_us = writer_wall_clock_us;
-    b->w.start_us = writer_wall_clock_us();
+    writer_init(&b->w, &binary_ops, sink);
     return &b->w;
 }

@@ -186,96 +186,7 @@ static void cl_class_dump(struct hprof_writer *w, const struct hprof_class_dump 
     end_refs(c, any);
 }
 
-/* ---- everything else has no place in a classic heap dump ------------------------------ */
-
-static void cl_begin(struct hprof_writer *w)
-{
-    (void)w;
-}
-
-static void cl_string(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len)
-{
-    (void)w, (void)id, (void)utf8, (void)len;
-}
-
-static void cl_load_class(struct hprof_writer *w, uint32_t class_serial, hprof_id class_id,
-                          uint32_t trace_serial, hprof_id name_id, const char *name)
-{
-    (void)w, (void)class_serial, (void)class_id, (void)trace_serial, (void)name_id, (void)name;
-}
-
-static void cl_unload_class(struct hprof_writer *w, uint32_t class_serial)
-{
-    (void)w, (void)class_serial;
-}
-
-static void cl_frame(struct hprof_writer *w, const struct hprof_frame *f)
-{
-    (void)w, (void)f;
-}
-
-static void cl_trace(struct hprof_writer *w, uint32_t trace_serial, uint32_t thread_serial,
-                     size_t nframes, const struct hprof_frame *frames)
-{
-    (void)w, (void)trace_serial, (void)thread_serial, (void)nframes, (void)frames;
-}
-
-static void cl_thread_start(struct hprof_writer *w, const struct hprof_thread_info *t)
-{
-    (void)w, (void)t;
-}
-
-static void cl_thread_end(struct hprof_writer *w, uint32_t thread_serial)
-{
-    (void)w, (void)thread_serial;
-}
-
-static void cl_control_settings(struct hprof_writer *w, bool alloc_traces, bool cpu_sampling,
-                                uint16_t depth)
-{
-    (void)w, (void)alloc_traces, (void)cpu_sampling, (void)depth;
-}
-
-static void cl_sites(struct hprof_writer *w, const struct hprof_sites_report *r)
-{
-    (void)w, (void)r;
-}
-
-static void cl_heap_summary(struct hprof_writer *w, const struct hprof_heap_summary *s)
-{
-    (void)w, (void)s;
-}
-
-static void cl_cost_report(struct hprof_writer *w, const struct hprof_cost_report *r)
-{
-    (void)w, (void)r;
-}
-
-static void cl_cpu_old(struct hprof_writer *w, const struct hprof_method_time_report *r)
-{
-    (void)w, (void)r;
-}
-
-static void cl_monitor_wait(struct hprof_writer *w, const char *class_sig, int64_t ms,
-                            uint32_t thread_serial)
-{
-    (void)w, (void)class_sig, (void)ms, (void)thread_serial;
-}
-
-static void cl_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_dump *d)
-{
-    (void)w, (void)d;
-}
-
-static void cl_root(struct hprof_writer *w, const struct hprof_root *r)
-{
-    (void)w, (void)r;
-}
-
-static void cl_flush(struct hprof_writer *w)
-{
-    sink_flush(w->sink);
-}
+/* ---- the rest of the interface has no place in a classic heap dump: left out (NULL) ----- */
 
 static void cl_close(struct hprof_writer *w)
 {
@@ -287,32 +198,12 @@ static void cl_close(struct hprof_writer *w)
 static const struct hprof_writer_ops classic_ops = {
     .name = "classic",
     .dump_totals_first = false,
-    .begin = cl_begin,
-    .string = cl_string,
-    .load_class = cl_load_class,
-    .unload_class = cl_unload_class,
-    .frame = cl_frame,
-    .trace = cl_trace,
-    .thread_start = cl_thread_start,
-    .thread_end = cl_thread_end,
-    .control_settings = cl_control_settings,
-    .sites = cl_sites,
-    .heap_summary = cl_heap_summary,
-    .cpu_samples = cl_cost_report,
-    .cpu_times = cl_cost_report,
-    .cpu_old = cl_cpu_old,
-    .monitor_time = cl_cost_report,
-    .monitor_wait = cl_monitor_wait,
-    .monitor_waited = cl_monitor_wait,
-    .monitor_dump = cl_monitor_dump,
     .heap_dump_begin = cl_heap_dump_begin,
-    .root = cl_root,
     .class_dump = cl_class_dump,
     .instance_dump = cl_instance_dump,
     .obj_array_dump = cl_obj_array_dump,
     .prim_array_dump = cl_prim_array_dump,
     .heap_dump_end = cl_heap_dump_end,
-    .flush = cl_flush,
     .close = cl_close,
 };
 
@@ -323,9 +214,6 @@ struct hprof_writer *writer_classic_new(struct hprof_sink *sink)
         sink_close(sink);
         return NULL;
     }
-    c->w.ops = &classic_ops;
-    c->w.sink = sink;
-    c->w.clock_us = writer_wall_clock_us;
-    c->w.start_us = writer_wall_clock_us();
+    writer_init(&c->w, &classic_ops, sink);
     return &c->w;
 }

@@ -227,12 +227,6 @@ static void phd_heap_dump_end(struct hprof_writer *w)
     sink_flush(w->sink);
 }
 
-static void phd_root(struct hprof_writer *w, const struct hprof_root *r)
-{
-    (void)w; /* PHD has no roots */
-    (void)r;
-}
-
 static void phd_instance_dump(struct hprof_writer *w, const struct hprof_instance_dump *o)
 {
     struct phd_writer *p = pw(w);
@@ -393,91 +387,7 @@ static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump
     emit(p, q);
 }
 
-/* ---- everything else has no place in a PHD file --------------------------------------- */
-
-static void phd_begin(struct hprof_writer *w)
-{
-    (void)w;
-}
-
-static void phd_string(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len)
-{
-    (void)w, (void)id, (void)utf8, (void)len;
-}
-
-static void phd_load_class(struct hprof_writer *w, uint32_t class_serial, hprof_id class_id,
-                           uint32_t trace_serial, hprof_id name_id, const char *name)
-{
-    (void)w, (void)class_serial, (void)class_id, (void)trace_serial, (void)name_id, (void)name;
-}
-
-static void phd_unload_class(struct hprof_writer *w, uint32_t class_serial)
-{
-    (void)w, (void)class_serial;
-}
-
-static void phd_frame(struct hprof_writer *w, const struct hprof_frame *f)
-{
-    (void)w, (void)f;
-}
-
-static void phd_trace(struct hprof_writer *w, uint32_t trace_serial, uint32_t thread_serial,
-                      size_t nframes, const struct hprof_frame *frames)
-{
-    (void)w, (void)trace_serial, (void)thread_serial, (void)nframes, (void)frames;
-}
-
-static void phd_thread_start(struct hprof_writer *w, const struct hprof_thread_info *t)
-{
-    (void)w, (void)t;
-}
-
-static void phd_thread_end(struct hprof_writer *w, uint32_t thread_serial)
-{
-    (void)w, (void)thread_serial;
-}
-
-static void phd_control_settings(struct hprof_writer *w, bool alloc_traces, bool cpu_sampling,
-                                 uint16_t depth)
-{
-    (void)w, (void)alloc_traces, (void)cpu_sampling, (void)depth;
-}
-
-static void phd_sites(struct hprof_writer *w, const struct hprof_sites_report *r)
-{
-    (void)w, (void)r;
-}
-
-static void phd_heap_summary(struct hprof_writer *w, const struct hprof_heap_summary *s)
-{
-    (void)w, (void)s;
-}
-
-static void phd_cost_report(struct hprof_writer *w, const struct hprof_cost_report *r)
-{
-    (void)w, (void)r;
-}
-
-static void phd_cpu_old(struct hprof_writer *w, const struct hprof_method_time_report *r)
-{
-    (void)w, (void)r;
-}
-
-static void phd_monitor_wait(struct hprof_writer *w, const char *class_sig, int64_t ms,
-                             uint32_t thread_serial)
-{
-    (void)w, (void)class_sig, (void)ms, (void)thread_serial;
-}
-
-static void phd_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_dump *d)
-{
-    (void)w, (void)d;
-}
-
-static void phd_flush(struct hprof_writer *w)
-{
-    sink_flush(w->sink);
-}
+/* ---- the rest of the interface has no place in a PHD file: left out (NULL) ------------- */
 
 static void phd_close(struct hprof_writer *w)
 {
@@ -493,32 +403,12 @@ static void phd_close(struct hprof_writer *w)
 static const struct hprof_writer_ops phd_ops = {
     .name = "phd",
     .dump_totals_first = false,
-    .begin = phd_begin,
-    .string = phd_string,
-    .load_class = phd_load_class,
-    .unload_class = phd_unload_class,
-    .frame = phd_frame,
-    .trace = phd_trace,
-    .thread_start = phd_thread_start,
-    .thread_end = phd_thread_end,
-    .control_settings = phd_control_settings,
-    .sites = phd_sites,
-    .heap_summary = phd_heap_summary,
-    .cpu_samples = phd_cost_report,
-    .cpu_times = phd_cost_report,
-    .cpu_old = phd_cpu_old,
-    .monitor_time = phd_cost_report,
-    .monitor_wait = phd_monitor_wait,
-    .monitor_waited = phd_monitor_wait,
-    .monitor_dump = phd_monitor_dump,
     .heap_dump_begin = phd_heap_dump_begin,
-    .root = phd_root,
     .class_dump = phd_class_dump,
     .instance_dump = phd_instance_dump,
     .obj_array_dump = phd_obj_array_dump,
     .prim_array_dump = phd_prim_array_dump,
     .heap_dump_end = phd_heap_dump_end,
-    .flush = phd_flush,
     .close = phd_close,
 };
 
@@ -529,9 +419,6 @@ struct hprof_writer *writer_phd_new(struct hprof_sink *sink)
         sink_close(sink);
         return NULL;
     }
-    p->w.ops = &phd_ops;
-    p->w.sink = sink;
-    p->w.clock_us = writer_wall_clock_us;
-    p->w.start_us = writer_wall_clock_us();
+    writer_init(&p->w, &phd_ops, sink);
     return &p->w;
 }

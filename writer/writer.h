@@ -302,6 +302,9 @@ struct hprof_prim_array_dump {
 
 struct hprof_writer;
 
+/* A format leaves out (NULL) the operations it has no place for; writer_init puts one that
+ * writes nothing (flush: flushes the sink) in their place, so callers call any operation.
+ * Only close is required. */
 struct hprof_writer_ops {
     const char *name; /* "ascii", "binary" */
     /* true: heap_dump_begin must carry the dump's true totals (ascii prints them first), so
@@ -353,7 +356,8 @@ struct hprof_writer_ops {
 
 /* Common part of every writer; formats embed it first. */
 struct hprof_writer {
-    const struct hprof_writer_ops *ops;
+    const struct hprof_writer_ops *ops; /* the format's, completed: no NULL operation */
+    struct hprof_writer_ops completed_ops;
     struct hprof_sink *sink;
     uint64_t start_us; /* header time stamp */
     /* Clock for record time stamps and ascii dates: microseconds since the epoch.
@@ -371,5 +375,16 @@ struct hprof_writer *writer_classic_new(struct hprof_sink *sink);
 
 /* The wall clock used by default, microseconds since the epoch. */
 uint64_t writer_wall_clock_us(void);
+
+/* The common part, for a format's constructor: ops completed (see hprof_writer_ops), the sink
+ * it owns from now on, the wall clock. */
+void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
+                 struct hprof_sink *sink);
+
+/* Whether a write to the output failed (disk full, the peer gone): records are lost from then
+ * on. For the agent, which talks to the writer, never to its sink. */
+bool writer_failed(const struct hprof_writer *w);
+/* Threads that may compress the output in parallel while a heap dump writes (0: none). */
+void writer_set_threads(struct hprof_writer *w, unsigned nthreads);
 
 #endif

@@ -1,5 +1,7 @@
-/* Parts shared by every writer: basic type tables, the clock, dates. */
+/* Parts shared by every writer: basic type tables, the clock, dates, the operations a format
+ * leaves out. */
 #include "writer.h"
+#include "sink.h"
 #include "writer_internal.h"
 
 #include <stdio.h>
@@ -73,4 +75,168 @@ char *writer_format_date(uint64_t epoch_us, char *buf)
     snprintf(buf, WRITER_DATE_LEN, "%s %s %2d %02d:%02d:%02d %d", days[tm.tm_wday],
              months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
     return buf;
+}
+
+/* ---- the operations a format leaves out: nothing is written ----------------------------- */
+
+static void no_begin(struct hprof_writer *w)
+{
+    (void)w;
+}
+
+static void no_string(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len)
+{
+    (void)w, (void)id, (void)utf8, (void)len;
+}
+
+static void no_load_class(struct hprof_writer *w, uint32_t class_serial, hprof_id class_id,
+                          uint32_t trace_serial, hprof_id name_id, const char *name)
+{
+    (void)w, (void)class_serial, (void)class_id, (void)trace_serial, (void)name_id, (void)name;
+}
+
+static void no_serial(struct hprof_writer *w, uint32_t serial)
+{
+    (void)w, (void)serial;
+}
+
+static void no_frame(struct hprof_writer *w, const struct hprof_frame *f)
+{
+    (void)w, (void)f;
+}
+
+static void no_trace(struct hprof_writer *w, uint32_t trace_serial, uint32_t thread_serial,
+                     size_t nframes, const struct hprof_frame *frames)
+{
+    (void)w, (void)trace_serial, (void)thread_serial, (void)nframes, (void)frames;
+}
+
+static void no_thread_start(struct hprof_writer *w, const struct hprof_thread_info *t)
+{
+    (void)w, (void)t;
+}
+
+static void no_control_settings(struct hprof_writer *w, bool alloc_traces, bool cpu_sampling,
+                                uint16_t depth)
+{
+    (void)w, (void)alloc_traces, (void)cpu_sampling, (void)depth;
+}
+
+static void no_sites(struct hprof_writer *w, const struct hprof_sites_report *r)
+{
+    (void)w, (void)r;
+}
+
+static void no_heap_summary(struct hprof_writer *w, const struct hprof_heap_summary *s)
+{
+    (void)w, (void)s;
+}
+
+static void no_cost_report(struct hprof_writer *w, const struct hprof_cost_report *r)
+{
+    (void)w, (void)r;
+}
+
+static void no_cpu_old(struct hprof_writer *w, const struct hprof_method_time_report *r)
+{
+    (void)w, (void)r;
+}
+
+static void no_monitor_wait(struct hprof_writer *w, const char *class_sig, int64_t ms,
+                            uint32_t thread_serial)
+{
+    (void)w, (void)class_sig, (void)ms, (void)thread_serial;
+}
+
+static void no_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_dump *d)
+{
+    (void)w, (void)d;
+}
+
+static void no_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+{
+    (void)w, (void)nobjects, (void)nbytes;
+}
+
+static void no_root(struct hprof_writer *w, const struct hprof_root *r)
+{
+    (void)w, (void)r;
+}
+
+static void no_class_dump(struct hprof_writer *w, const struct hprof_class_dump *c)
+{
+    (void)w, (void)c;
+}
+
+static void no_instance_dump(struct hprof_writer *w, const struct hprof_instance_dump *o)
+{
+    (void)w, (void)o;
+}
+
+static void no_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
+{
+    (void)w, (void)a;
+}
+
+static void no_prim_array_dump(struct hprof_writer *w, const struct hprof_prim_array_dump *a)
+{
+    (void)w, (void)a;
+}
+
+static void flush_sink(struct hprof_writer *w)
+{
+    sink_flush(w->sink);
+}
+
+#define OR(op, fallback) (o->op ? o->op : (fallback))
+
+void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
+                 struct hprof_sink *sink)
+{
+    const struct hprof_writer_ops *o = ops;
+    w->completed_ops = (struct hprof_writer_ops){
+        .name = o->name,
+        .dump_totals_first = o->dump_totals_first,
+        .begin = OR(begin, no_begin),
+        .string = OR(string, no_string),
+        .load_class = OR(load_class, no_load_class),
+        .unload_class = OR(unload_class, no_serial),
+        .frame = OR(frame, no_frame),
+        .trace = OR(trace, no_trace),
+        .thread_start = OR(thread_start, no_thread_start),
+        .thread_end = OR(thread_end, no_serial),
+        .control_settings = OR(control_settings, no_control_settings),
+        .sites = OR(sites, no_sites),
+        .heap_summary = OR(heap_summary, no_heap_summary),
+        .cpu_samples = OR(cpu_samples, no_cost_report),
+        .cpu_times = OR(cpu_times, no_cost_report),
+        .cpu_old = OR(cpu_old, no_cpu_old),
+        .monitor_time = OR(monitor_time, no_cost_report),
+        .monitor_wait = OR(monitor_wait, no_monitor_wait),
+        .monitor_waited = OR(monitor_waited, no_monitor_wait),
+        .monitor_dump = OR(monitor_dump, no_monitor_dump),
+        .heap_dump_begin = OR(heap_dump_begin, no_heap_dump_begin),
+        .root = OR(root, no_root),
+        .class_dump = OR(class_dump, no_class_dump),
+        .instance_dump = OR(instance_dump, no_instance_dump),
+        .obj_array_dump = OR(obj_array_dump, no_obj_array_dump),
+        .prim_array_dump = OR(prim_array_dump, no_prim_array_dump),
+        .heap_dump_end = OR(heap_dump_end, no_begin),
+        .flush = OR(flush, flush_sink),
+        .close = o->close,
+    };
+    w->ops = &w->completed_ops;
+    w->sink = sink;
+    w->clock_us = writer_wall_clock_us;
+    w->start_us = writer_wall_clock_us();
+}
+
+bool writer_failed(const struct hprof_writer *w)
+{
+    return sink_failed(w->sink);
+}
+
+void writer_set_threads(struct hprof_writer *w, unsigned nthreads)
+{
+    sink_set_threads(w->sink, nthreads);
 }

@@ -435,8 +435,8 @@ class NetTest {
             // Profiles land on main in parallel: a profile whose source is in the tree under
             // test must answer (its records counted exactly below); one not there yet writes
             // nothing, and that is checked exactly too.
-            requirePresent("alloc_sites.c", sites, "ALLOC SITES");
-            requirePresent("alloc_sites.c", summary, "HEAP SUMMARY");
+            requirePresent("heap_sites.c", sites, "ALLOC SITES");
+            requirePresent("heap_sites.c", summary, "HEAP SUMMARY");
             requirePresent("cpu_samples.c", cpu, "CPU SAMPLES");
             requirePresent("heap_dump.c", heap, "HEAP DUMP");
             expectDumpRecords(parts.get(0), 0, 0, 0, 0);                       // DUMP TRACES
@@ -578,7 +578,7 @@ class NetTest {
             // heap=sites (when present) writes one SITES section for the command, one at exit.
             int sites = count(text, "SITES BEGIN (ordered by live bytes)");
             assertTrue(sites == 0 || sites == 2, sites + " SITES sections\n" + text);
-            requirePresent("alloc_sites.c", sites == 2, "SITES sections");
+            requirePresent("heap_sites.c", sites == 2, "SITES sections");
             if (sites == 2)
                 assertEquals(2, count(text, "SITES END"), text);
         }

@@ -1,0 +1,275 @@
+/* The agent's entry points and life cycle: Agent_OnLoad (-agentlib, -agentpath, -Xrunhprof),
+ * Agent_OnAttach (jcmd JVMTI.agent_load), and the events every profile shares. */
+#include <jvmti.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap_sites.h"
+#include "class_table.h"
+#include "cpu_samples.h"
+#include "cpu_times.h"
+#include "dump_request.h"
+#include "emit.h"
+#include "frame_table.h"
+#include "heap_dump.h"
+#include "jvmti_util.h"
+#include "control_listener.h"
+#include "log.h"
+#include "monitors.h"
+#include "options.h"
+#include "output.h"
+#include "profile.h"
+#include "string_table.h"
+#include "thread_table.h"
+#include "trace_table.h"
+
+/* Every profile the agent knows, in the order their sections appear in a dump. The socket
+ * listener comes first so that at VM death it stops taking commands before the others stop. */
+static const struct hprof_profile *const all_profiles[] = {
+    &listener_profile,    &heap_dump_profile, &heap_sites_profile,
+    &cpu_samples_profile, &cpu_times_profile, &monitors_profile,
+};
+
+static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];
+static size_t nenabled;
+static struct hprof_options options;
+static bool started_live; /* attached: VM init already happened */
+
+#define FOR_EACH_PROFILE(p)                                                                        \
+    for (size_t i_ = 0; i_ < nenabled; i_++)                                                       \
+        for (const struct hprof_profile *p = enabled_profiles[i_]; p; p = NULL)
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    classes_register_loaded(jvmti, jni);
+    threads_register_live(jvmti, jni);
+    emit_threads_known();
+    FOR_EACH_PROFILE(p)
+    if (p->vm_init)
+        p->vm_init(jvmti, jni, thread);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    struct thread_info *t = threads_of(jvmti, jni, thread);
+    if (t)
+        emit_thread_start(t->serial);
+    FOR_EACH_PROFILE(p)
+    if (p->thread_start)
+        p->thread_start(jvmti, jni, thread);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    FOR_EACH_PROFILE(p)
+    if (p->thread_end)
+        p->thread_end(jvmti, jni, thread);
+    struct thread_info *t = threads_ended(jvmti, jni, thread);
+    if (t)
+        emit_thread_end(t->serial);
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    classes_serial_of(jvmti, klass);
+    FOR_EACH_PROFILE(p)
+    if (p->class_prepare)
+        p->class_prepare(jvmti, jni, thread, klass);
+}
+
+static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
+{
+    JNIEnv *jni = NULL;
+    JavaVM *vm = agent_vm();
+    if (vm && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
+        jni = NULL;
+    struct dump_request req = {jvmti, jni, DUMP_ON_SIGNAL, DUMP_ALL, (float)options.cutoff, 0};
+    dump_all(&req);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    FOR_EACH_PROFILE(p)
+    if (p->vm_death)
+        p->vm_death(jvmti, jni);
+    if (options.doe) {
+        struct dump_request req = {jvmti, jni, DUMP_AT_EXIT, DUMP_ALL, (float)options.cutoff, 0};
+        dump_all(&req);
+    }
+    classes_flush_unloads();
+    dump_write_unloads(); /* the rest: nothing follows them */
+    output_close();
+}
+
+/* Frees the tables: after a failed start no event can reach them any more. */
+static void teardown_tables(void)
+{
+    emit_reset();
+    threads_teardown();
+    traces_teardown();
+    frames_teardown();
+    classes_teardown();
+    strings_teardown();
+}
+
+static int init_tables(void)
+{
+    if (strings_init() || classes_init() || frames_init(options.lineno) ||
+        traces_init(options.depth) || threads_init()) {
+        log_error("out of memory at start-up");
+        return -1;
+    }
+    return 0;
+}
+
+/* Capabilities, callbacks and events of the core and every enabled profile. */
+static int setup_jvmti(jvmtiEnv *jvmti, bool live)
+{
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    caps.can_get_source_file_name = 1;
+    caps.can_get_line_numbers = 1;
+    FOR_EACH_PROFILE(p)
+    if (p->add_capabilities)
+        p->add_capabilities(&options, &caps);
+    if (jvmti_failed(jvmti, (*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
+        return -1;
+
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.VMInit = on_vm_init;
+    cb.VMDeath = on_vm_death;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    cb.ClassPrepare = on_class_prepare;
+    cb.DataDumpRequest = on_data_dump_request;
+    FOR_EACH_PROFILE(p)
+    if (p->set_callbacks)
+        p->set_callbacks(&cb);
+    if (jvmti_failed(jvmti, (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb),
+                     "SetEventCallbacks"))
+        return -1;
+
+    static const jvmtiEvent core_events[] = {
+        JVMTI_EVENT_VM_INIT,    JVMTI_EVENT_VM_DEATH,      JVMTI_EVENT_THREAD_START,
+        JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
+    };
+    for (size_t i = 0; i < sizeof core_events / sizeof *core_events; i++) {
+        if (live && core_events[i] == JVMTI_EVENT_VM_INIT)
+            continue;
+        if (jvmti_failed(
+                jvmti,
+                (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, core_events[i], NULL),
+                "SetEventNotificationMode"))
+            return -1;
+    }
+    FOR_EACH_PROFILE(p)
+    if (p->start && p->start(jvmti, &options, live) != 0)
+        return -1;
+    return 0;
+}
+
+/* What start_agent did: the profile runs, or only the help text was printed (attach), or an
+ * error (at start-up the VM then stops; attached, the JVM unloads the library again). */
+enum start_result { STARTED, HELP_ONLY, START_FAILED };
+
+/* Shared by OnLoad and OnAttach. */
+static enum start_result start_agent(JavaVM *vm, const char *option_string, bool live)
+{
+    char err[512];
+    nenabled = 0; /* a failed attach may leave the library loaded: start from nothing again */
+    enum hprof_parse_result r = options_parse(option_string, &options, err, sizeof err);
+    if (r == HPROF_OPTIONS_ERROR) {
+        fprintf(stderr, "%s\n", err);
+        if (live && option_string && !strchr(option_string, '='))
+            log_error("jcmd splits an unquoted option string at '=': pass it in inner quotes, "
+                      "e.g. jcmd <pid> JVMTI.agent_load <lib> '\"heap=dump,format=b\"'");
+        return START_FAILED;
+    }
+    if (r == HPROF_OPTIONS_HELP) {
+        fputs(options_help_text(), stdout);
+        fflush(stdout);
+        if (live)
+            return HELP_ONLY; /* never kill a running VM for help */
+        exit(0);
+    }
+    if (options.warnings[0])
+        fputs(options.warnings, stderr);
+    log_set_verbose(options.verbose);
+
+    jvmtiEnv *jvmti = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_11) != JNI_OK || !jvmti) {
+        log_error("this VM offers no JVMTI 11 environment (JDK 11 or newer is needed)");
+        return START_FAILED;
+    }
+    agent_set_vm(vm);
+    agent_set_jvmti(jvmti);
+
+    for (size_t i = 0; i < sizeof all_profiles / sizeof *all_profiles; i++)
+        if (all_profiles[i] && all_profiles[i]->enabled(&options))
+            enabled_profiles[nenabled++] = all_profiles[i];
+    dump_set_profiles(enabled_profiles, nenabled);
+    dump_set_unloads_at_end(options.heap_sites);
+
+    if (init_tables() != 0) {
+        teardown_tables();
+        return START_FAILED;
+    }
+    if (output_open(&options, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        teardown_tables();
+        return START_FAILED;
+    }
+    emit_first_records();
+    if (setup_jvmti(jvmti, live) != 0) {
+        /* Attached, the JVM unloads the library after a failure: no event may reach it. */
+        if (live) {
+            (*jvmti)->DisposeEnvironment(jvmti);
+            output_close();
+            teardown_tables(); /* no event can come any more */
+        }
+        return START_FAILED;
+    }
+    started_live = live;
+    return STARTED;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *opts, void *reserved)
+{
+    (void)reserved;
+    return start_agent(vm, opts, false) == START_FAILED ? JNI_ERR : JNI_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *opts, void *reserved)
+{
+    (void)reserved;
+    /* Set only once a profile runs: after a failed load or a help request the JVM may keep the
+     * library mapped (a help load returns JNI_OK), and the next load must still work. */
+    static bool attached;
+    if (attached) {
+        log_error("hprof is already loaded in this VM; a second load is ignored");
+        return JNI_ERR;
+    }
+    switch (start_agent(vm, opts, true)) {
+    case START_FAILED:
+        return JNI_ERR;
+    case HELP_ONLY:
+        return JNI_OK; /* nothing started: no VM init to replay */
+    case STARTED:
+        break;
+    }
+    attached = true;
+    JNIEnv *jni = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
+        return JNI_ERR;
+    on_vm_init(agent_jvmti(), jni, NULL);
+    return JNI_OK;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    (void)vm;
+    output_close();
+}

@@ -1,0 +1,196 @@
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+/* A peer that accepts no bytes for this long is given up on, so the VM never blocks. */
+#define SOCKET_WRITE_TIMEOUT_MS 10000
+/* How long one address may take to accept the connection at start-up: an address that
+ * drops packets would otherwise hold the VM's start for the kernel's SYN retries (~2 min). */
+#define SOCKET_CONNECT_TIMEOUT_MS 10000
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hprof_writer *writer;
+static int socket_fd = -1;
+static char name[1024];
+
+static bool path_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* connect(2) bounded by SOCKET_CONNECT_TIMEOUT_MS: non-blocking connect, poll, SO_ERROR.
+ * Returns 0, or an errno value (ETIMEDOUT when the time ran out). fd is left blocking. */
+static int connect_bounded(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return connect(fd, addr, len) == 0 ? 0 : errno;
+    int rc = connect(fd, addr, len) == 0 ? 0 : errno;
+    if (rc == EINPROGRESS) {
+        uint64_t start = clock_monotonic_ns();
+        for (;;) {
+            long spent = (long)((clock_monotonic_ns() - start) / 1000000u);
+            if (spent >= SOCKET_CONNECT_TIMEOUT_MS) {
+                rc = ETIMEDOUT;
+                break;
+            }
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            int r = poll(&pfd, 1, (int)(SOCKET_CONNECT_TIMEOUT_MS - spent));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                rc = r == 0 ? ETIMEDOUT : errno;
+                break;
+            }
+            socklen_t elen = sizeof rc;
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &elen) != 0)
+                rc = errno;
+            break;
+        }
+    }
+    fcntl(fd, F_SETFL, flags);
+    return rc;
+}
+
+static int connect_to(const char *host, unsigned port, char *err, size_t errlen)
+{
+    char service[16];
+    snprintf(service, sizeof service, "%u", port);
+    struct addrinfo hints, *list = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host, service, &hints, &list);
+    if (rc != 0) {
+        snprintf(err, errlen, "HPROF ERROR: cannot resolve net=%s:%u: %s", host, port,
+                 gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, last_errno = 0;
+    for (struct addrinfo *a = list; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            last_errno = errno;
+            continue;
+        }
+        int rc = connect_bounded(fd, a->ai_addr, a->ai_addrlen);
+        if (rc != 0) {
+            last_errno = rc;
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(list);
+    if (fd < 0) {
+        if (last_errno == ETIMEDOUT)
+            snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: no answer within %d s",
+                     host, port, SOCKET_CONNECT_TIMEOUT_MS / 1000);
+        else
+            snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: %s", host, port,
+                     strerror(last_errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+int output_open(const struct hprof_options *opts, char *err, size_t errlen)
+{
+    struct hprof_sink *sink = NULL;
+    if (opts->net_host) {
+        int fd = connect_to(opts->net_host, opts->net_port, err, errlen);
+        if (fd < 0)
+            return -1;
+        snprintf(name, sizeof name, "%s:%u", opts->net_host, (unsigned)opts->net_port);
+        sink = sink_open_fd(fd, opts->gzip, SOCKET_WRITE_TIMEOUT_MS, name);
+        socket_fd = fd;
+    } else {
+        if (options_output_path(opts, (long)getpid(), path_exists, name, sizeof name) != 0) {
+            snprintf(err, errlen, "HPROF ERROR: file option value is too long (file=%s)",
+                     opts->file ? opts->file : "");
+            return -1;
+        }
+        char why[512];
+        sink = sink_open_file(name, opts->gzip, why, sizeof why);
+        if (!sink) {
+            snprintf(err, errlen, "HPROF ERROR: %s", why); /* the sink's message has no prefix */
+            return -1;
+        }
+    }
+    if (!sink)
+        return -1;
+    struct hprof_writer *w;
+    switch (opts->format) {
+    case HPROF_FORMAT_BINARY:
+        w = writer_binary_new(sink);
+        break;
+    case HPROF_FORMAT_PHD:
+        w = writer_phd_new(sink);
+        break;
+    case HPROF_FORMAT_CLASSIC:
+        w = writer_classic_new(sink);
+        break;
+    default:
+        w = writer_ascii_new(sink);
+        break;
+    }
+    if (!w) { /* the writer has closed the sink (writers own it) */
+        snprintf(err, errlen, "HPROF ERROR: out of memory opening %s", name);
+        return -1;
+    }
+    w->ops->begin(w);
+    pthread_mutex_lock(&lock);
+    writer = w;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+struct hprof_writer *output_lock(void)
+{
+    pthread_mutex_lock(&lock);
+    if (writer && writer_failed(writer))
+        return NULL;
+    return writer;
+}
+
+void output_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+int output_socket_fd(void)
+{
+    return socket_fd;
+}
+
+const char *output_name(void)
+{
+    return name;
+}
+
+void output_close(void)
+{
+    pthread_mutex_lock(&lock);
+    struct hprof_writer *w = writer;
+    writer = NULL;
+    if (w)
+        w->ops->close(w);
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,253 @@
+#include "rewritten_classes.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jvmti_util.h"
+#include "keymap.h"
+#include "names.h"
+#include "segarray.h"
+
+struct tracked_class {
+    _Atomic(bool) ready; /* filled: the fields below stay as they are */
+    char *name;          /* internal form, "java/lang/String" */
+    char *java_name;     /* "java.lang.String" */
+    jweak loader;        /* NULL = the boot loader */
+    uint32_t nmethods;
+    char **method_names, **method_descs;
+    uint32_t next_same_name;      /* another record of this name, 0 = none; under lock */
+    bool bound;                   /* under lock */
+    _Atomic(jmethodID *) methods; /* per mnum, NULL entries for methods not found */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct segarray records; /* cnum = index + 1 */
+static struct keymap *by_name;  /* internal name -> index + 1 in heads */
+static struct segarray heads;   /* uint32_t: the newest cnum of a name; under lock */
+static _Atomic(uint32_t) nbound;
+static _Atomic(uint64_t) nmethods_total;
+
+int tracked_classes_init(void)
+{
+    segarray_init(&records, sizeof(struct tracked_class));
+    segarray_init(&heads, sizeof(uint32_t));
+    by_name = keymap_new(4096);
+    return by_name ? 0 : -1;
+}
+
+static struct tracked_class *record(uint32_t cnum)
+{
+    if (cnum == 0 || cnum > segarray_count(&records))
+        return NULL;
+    return segarray_at(&records, cnum - 1);
+}
+
+uint32_t tracked_classes_reserve(void)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t i = segarray_append(&records);
+    pthread_mutex_unlock(&lock);
+    return i == UINT32_MAX ? 0 : i + 1;
+}
+
+void tracked_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
+                          struct rewrite_result *res)
+{
+    struct tracked_class *c = record(cnum);
+    if (!c)
+        return;
+    c->name = strdup(name);
+    /* as a signature: an internal name that starts with 'L' would read as one */
+    size_t n = strlen(name);
+    char *sig = malloc(n + 3);
+    if (sig) {
+        sig[0] = 'L';
+        memcpy(sig + 1, name, n);
+        sig[n + 1] = ';';
+        sig[n + 2] = '\0';
+        c->java_name = names_java_class_name(sig);
+        free(sig);
+    }
+    c->loader = loader ? (*jni)->NewWeakGlobalRef(jni, loader) : NULL;
+    c->nmethods = res->nmethods;
+    c->method_names = res->method_names;
+    c->method_descs = res->method_descs;
+    res->method_names = NULL;
+    res->method_descs = NULL;
+    atomic_fetch_add(&nmethods_total, c->nmethods);
+    pthread_mutex_lock(&lock);
+    uint32_t h = 0;
+    if (c->name && !keymap_get(by_name, c->name, strlen(c->name), &h)) {
+        uint32_t i = segarray_append(&heads);
+        if (i != UINT32_MAX)
+            h = keymap_put(by_name, c->name, strlen(c->name), i + 1);
+    }
+    if (h) {
+        uint32_t *head = segarray_at(&heads, h - 1);
+        c->next_same_name = *head;
+        *head = cnum;
+    }
+    atomic_store_explicit(&c->ready, true, memory_order_release);
+    pthread_mutex_unlock(&lock);
+}
+
+/* mnum by "name\0desc" of the record's methods: a class may have thousands. */
+static struct keymap *method_index(const struct tracked_class *c)
+{
+    struct keymap *m = keymap_new(c->nmethods * 2 + 8);
+    if (!m)
+        return NULL;
+    char small[512];
+    for (uint32_t i = 0; i < c->nmethods; i++) {
+        const char *n = c->method_names[i], *d = c->method_descs[i];
+        if (!n || !d)
+            continue;
+        size_t ln = strlen(n), ld = strlen(d), len = ln + 1 + ld;
+        char *key = len <= sizeof small ? small : malloc(len);
+        if (!key)
+            continue;
+        memcpy(key, n, ln + 1);
+        memcpy(key + ln + 1, d, ld);
+        keymap_put(m, key, len, i + 1);
+        if (key != small)
+            free(key);
+    }
+    return m;
+}
+
+/* Reads klass's jmethodIDs and matches them to the record's method numbers by name and
+ * descriptor (GetClassMethods promises no order). */
+static jmethodID *read_methods(jvmtiEnv *jvmti, const struct tracked_class *c, jclass klass)
+{
+    jint n = 0;
+    jmethodID *ids = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, klass, &n, &ids) != JVMTI_ERROR_NONE)
+        return NULL;
+    jmethodID *by_mnum = calloc(c->nmethods ? c->nmethods : 1, sizeof *by_mnum);
+    struct keymap *index = method_index(c);
+    char small[512];
+    for (jint i = 0; by_mnum && index && i < n; i++) {
+        char *name = NULL, *sig = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, ids[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        size_t ln = strlen(name), ls = strlen(sig), len = ln + 1 + ls;
+        char *key = len <= sizeof small ? small : malloc(len);
+        uint32_t mnum = 0;
+        if (key) {
+            memcpy(key, name, ln + 1);
+            memcpy(key + ln + 1, sig, ls);
+            if (keymap_get(index, key, len, &mnum))
+                by_mnum[mnum - 1] = ids[i];
+            if (key != small)
+                free(key);
+        }
+        jvmti_free(jvmti, name);
+        jvmti_free(jvmti, sig);
+    }
+    keymap_free(index);
+    jvmti_free(jvmti, ids);
+    return by_mnum;
+}
+
+static bool bind(jvmtiEnv *jvmti, struct tracked_class *c, jclass klass)
+{
+    jmethodID *m = read_methods(jvmti, c, klass);
+    if (!m)
+        return false;
+    jmethodID *expected = NULL;
+    if (atomic_compare_exchange_strong(&c->methods, &expected, m))
+        atomic_fetch_add(&nbound, 1);
+    else
+        free(m); /* bound meanwhile */
+    return true;
+}
+
+void tracked_classes_bind(jvmtiEnv *jvmti, uint32_t cnum, jclass klass)
+{
+    struct tracked_class *c = record(cnum);
+    if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire))
+        return;
+    /* A class loaded but not linked yet (retransformed at VM init) has no methods to list
+     * (JVMTI_ERROR_CLASS_NOT_PREPARED): it stays unbound until its ClassPrepare. */
+    if (bind(jvmti, c, klass)) {
+        pthread_mutex_lock(&lock);
+        c->bound = true;
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+void tracked_classes_prepared(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass)
+{
+    char *sig = NULL;
+    if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+        return;
+    size_t len = strlen(sig);
+    if (len < 3 || sig[0] != 'L') { /* arrays and primitives are never rewritten */
+        jvmti_free(jvmti, sig);
+        return;
+    }
+    jobject loader = NULL;
+    if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE) {
+        jvmti_free(jvmti, sig);
+        return;
+    }
+    /* Every unbound record of this name and loader: two threads may have rewritten the same
+     * class (parallel loading); whichever definition won, its methods have these names. */
+    uint32_t found[16];
+    size_t nfound = 0;
+    pthread_mutex_lock(&lock);
+    uint32_t cnum = 0, h = 0;
+    if (keymap_get(by_name, sig + 1, len - 2, &h))
+        cnum = *(uint32_t *)segarray_at(&heads, h - 1);
+    while (cnum && nfound < sizeof found / sizeof *found) {
+        struct tracked_class *c = record(cnum);
+        if (!c)
+            break;
+        if (!c->bound && (loader ? (c->loader && (*jni)->IsSameObject(jni, c->loader, loader))
+                                 : c->loader == NULL)) {
+            c->bound = true;
+            found[nfound++] = cnum;
+        }
+        cnum = c->next_same_name;
+    }
+    pthread_mutex_unlock(&lock);
+    for (size_t i = 0; i < nfound; i++)
+        bind(jvmti, record(found[i]), klass);
+    if (loader)
+        (*jni)->DeleteLocalRef(jni, loader);
+    jvmti_free(jvmti, sig);
+}
+
+jmethodID tracked_classes_method(uint32_t cnum, uint32_t mnum)
+{
+    struct tracked_class *c = record(cnum);
+    if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire) || mnum >= c->nmethods)
+        return NULL;
+    jmethodID *m = atomic_load_explicit(&c->methods, memory_order_acquire);
+    return m ? m[mnum] : NULL;
+}
+
+bool tracked_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_class,
+                              const char **method, const char **desc)
+{
+    struct tracked_class *c = record(cnum);
+    if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire) || mnum >= c->nmethods ||
+        !c->java_name)
+        return false;
+    *java_class = c->java_name;
+    *method = c->method_names[mnum];
+    *desc = c->method_descs[mnum];
+    return *method && *desc;
+}
+
+struct tracked_classes_stats tracked_classes_stats(void)
+{
+    struct tracked_classes_stats s = {
+        .classes = segarray_count(&records),
+        .bound = atomic_load(&nbound),
+        .methods = atomic_load(&nmethods_total),
+    };
+    return s;
+}

@@ -1,0 +1,612 @@
+#include "heap_dump.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "dump_classes.h"
+#include "env_knobs.h"
+#include "heap_mirrors.h"
+#include "heap_spool.h"
+#include "heap_walk.h"
+#include "jvmti_util.h"
+#include "log.h"
+#include "emit.h"
+#include "output.h"
+#include "thread_table.h"
+#include "trace_table.h"
+
+/* Frames kept of each thread's stack for its ROOT THREAD OBJECT trace; JAVA FRAME roots name
+ * frames of it by depth. */
+#define THREAD_TRACE_DEPTH HPROF_DEPTH_MAX
+/* verbose=y: a progress line at most this often during a dump (HPROF_PROGRESS_MS changes it,
+ * for tests), the clock read every PROGRESS_OBJECTS objects. */
+#define PROGRESS_INTERVAL_US 2000000u
+#define PROGRESS_OBJECTS 4096u
+/* Reads of the class list right before the walk: each takes the classes loaded during the
+ * one before, so each is shorter, and so is the time left for classes to appear unseen. */
+#define UPDATE_PASSES 4
+
+static struct {
+    jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
+    bool force_tags; /* HPROF_HEAP_WALK=tags */
+    bool probed, addresses_ok;
+    bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
+    /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
+    atomic_bool vm_dying;
+    unsigned sink_threads; /* for the output while dumping */
+    uint64_t progress_us;  /* interval of progress lines */
+} st;
+
+struct dump_thread {
+    uint64_t tag;
+    uint32_t serial, trace;
+};
+
+/* One dump in progress. */
+struct dump_ctx {
+    struct hprof_writer *w;   /* where records go now (NULL while spooling) */
+    struct heap_spool *spool; /* spooled dump, or NULL */
+    struct dump_thread *threads;
+    size_t nthreads;
+    uint64_t objects, heap_bytes;
+    uint64_t start_us, last_report_us;
+};
+
+static hprof_id class_id(const struct dump_class *c)
+{
+    return tag_make(TAG_SITE_CLASS, c->serial);
+}
+
+static uint32_t u32_size(uint64_t size)
+{
+    return size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+}
+
+/* ---- progress ----------------------------------------------------------------------------- */
+
+static void progress(struct dump_ctx *d, uint64_t size)
+{
+    d->objects++;
+    d->heap_bytes += size;
+    if (d->objects % PROGRESS_OBJECTS != 0 || !log_verbose())
+        return;
+    uint64_t now = (clock_monotonic_ns() / 1000u);
+    if (now - d->last_report_us < st.progress_us)
+        return;
+    d->last_report_us = now;
+    log_info("heap dump: %.1f M objects, %.0f MB of heap written, %.1f s", (double)d->objects / 1e6,
+             (double)d->heap_bytes / 1048576.0, (double)(now - d->start_us) / 1e6);
+}
+
+/* ---- records to the writer ------------------------------------------------------------------ */
+
+static void emit_root(struct hprof_writer *w, const struct hprof_root *r)
+{
+    struct hprof_root copy = *r;
+    if (copy.kind == HPROF_ROOT_STICKY_CLASS && !copy.class_name) {
+        const struct dump_class *c = heap_classes_of_tag(copy.object);
+        copy.class_name = c ? heap_classes_name(c->serial) : "java.lang.Class";
+    }
+    w->ops->root(w, &copy);
+}
+
+static void emit_instance(struct hprof_writer *w, const struct dump_class *c, hprof_id id,
+                          uint64_t size, const union hprof_value *values)
+{
+    struct hprof_instance_dump o = {
+        .object_id = id,
+        .trace_serial = HPROF_TRACE_SERIAL_NONE,
+        .class_id = class_id(c),
+        .class_name = c->name,
+        .size = u32_size(size),
+        .nvalues = c->layout.ninstance,
+        .fields = c->layout.instance,
+        .values = values,
+    };
+    w->ops->instance_dump(w, &o);
+}
+
+static void emit_obj_array(struct hprof_writer *w, const struct dump_class *c, hprof_id id,
+                           uint64_t size, uint32_t n, const hprof_id *elems)
+{
+    struct hprof_obj_array_dump a = {
+        .array_id = id,
+        .trace_serial = HPROF_TRACE_SERIAL_NONE,
+        .class_id = class_id(c),
+        .class_name = c->name,
+        .elem_class_id = c->elem_id,
+        .size = u32_size(size),
+        .nelems = n,
+        .elems = elems,
+    };
+    w->ops->obj_array_dump(w, &a);
+}
+
+static void emit_prim_array(struct hprof_writer *w, hprof_id id, enum hprof_basic_type type,
+                            uint64_t size, uint32_t n, const void *elems)
+{
+    struct hprof_prim_array_dump a = {
+        .array_id = id,
+        .trace_serial = HPROF_TRACE_SERIAL_NONE,
+        .elem_type = type,
+        .size = u32_size(size),
+        .nelems = n,
+        .elems = elems,
+    };
+    w->ops->prim_array_dump(w, &a);
+}
+
+static void emit_classes(struct hprof_writer *w)
+{
+    for (uint32_t s = 1; s < heap_classes_limit(); s++) {
+        const struct dump_class *c = heap_classes_get(s);
+        if (!c || !c->in_dump)
+            continue;
+        struct hprof_class_dump d;
+        heap_classes_describe(c, &d);
+        w->ops->class_dump(w, &d);
+    }
+}
+
+/* ---- walk output: streamed to the writer ---------------------------------------------------- */
+
+static void stream_root(void *ctx, const struct hprof_root *r)
+{
+    emit_root(((struct dump_ctx *)ctx)->w, r);
+}
+
+static void stream_instance(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
+                            const union hprof_value *values)
+{
+    struct dump_ctx *d = ctx;
+    emit_instance(d->w, c, id, size, values);
+    progress(d, size);
+}
+
+static void stream_obj_array(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
+                             uint32_t n, const hprof_id *elems)
+{
+    struct dump_ctx *d = ctx;
+    emit_obj_array(d->w, c, id, size, n, elems);
+    progress(d, size);
+}
+
+static void stream_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
+                              uint32_t n, const void *elems)
+{
+    struct dump_ctx *d = ctx;
+    emit_prim_array(d->w, id, type, size, n, elems);
+    progress(d, size);
+}
+
+static bool stream_stop(void *ctx)
+{
+    return writer_failed(((struct dump_ctx *)ctx)->w);
+}
+
+/* ---- walk output: spooled, replayed once the totals are known ------------------------------- */
+
+static void spool_root_cb(void *ctx, const struct hprof_root *r)
+{
+    spool_root(((struct dump_ctx *)ctx)->spool, r);
+}
+
+static void spool_instance_cb(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
+                              const union hprof_value *values)
+{
+    struct dump_ctx *d = ctx;
+    spool_instance(d->spool, c->serial, id, size, c->layout.ninstance, values);
+    progress(d, size);
+}
+
+static void spool_obj_array_cb(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
+                               uint32_t n, const hprof_id *elems)
+{
+    struct dump_ctx *d = ctx;
+    spool_obj_array(d->spool, c->serial, id, size, n, elems);
+    progress(d, size);
+}
+
+static void spool_prim_array_cb(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
+                                uint32_t n, const void *elems)
+{
+    struct dump_ctx *d = ctx;
+    spool_prim_array(d->spool, id, type, size, n, elems);
+    progress(d, size);
+}
+
+static bool spool_stop(void *ctx)
+{
+    return spool_failed(((struct dump_ctx *)ctx)->spool);
+}
+
+static void replay_root(void *ctx, const struct hprof_root *r)
+{
+    emit_root(ctx, r);
+}
+
+static void replay_instance(void *ctx, uint32_t serial, hprof_id id, uint64_t size, uint32_t n,
+                            const union hprof_value *values)
+{
+    const struct dump_class *c = heap_classes_get(serial);
+    if (c && n == c->layout.ninstance)
+        emit_instance(ctx, c, id, size, values);
+}
+
+static void replay_obj_array(void *ctx, uint32_t serial, hprof_id id, uint64_t size, uint32_t n,
+                             const hprof_id *elems)
+{
+    const struct dump_class *c = heap_classes_get(serial);
+    if (c)
+        emit_obj_array(ctx, c, id, size, n, elems);
+}
+
+static void replay_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
+                              uint32_t n, const void *elems)
+{
+    emit_prim_array(ctx, id, type, size, n, elems);
+}
+
+/* ---- threads -------------------------------------------------------------------------------- */
+
+static int cmp_thread(const void *a, const void *b)
+{
+    uint64_t x = ((const struct dump_thread *)a)->tag, y = ((const struct dump_thread *)b)->tag;
+    return x < y ? -1 : x > y;
+}
+
+static bool thread_of_tag(void *ctx, uint64_t tag, uint32_t *serial, uint32_t *trace)
+{
+    const struct dump_ctx *d = ctx;
+    size_t lo = 0, hi = d->nthreads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->threads[mid].tag < tag)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (tag == 0 || lo == d->nthreads || d->threads[lo].tag != tag)
+        return false;
+    *serial = d->threads[lo].serial;
+    *trace = d->threads[lo].trace;
+    return true;
+}
+
+static bool add_thread(struct dump_ctx *d, size_t *cap, uint64_t tag, uint32_t serial,
+                       uint32_t trace)
+{
+    if (d->nthreads == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        struct dump_thread *t = realloc(d->threads, c * sizeof *t);
+        if (!t)
+            return false;
+        d->threads = t;
+        *cap = c;
+    }
+    d->threads[d->nthreads++] = (struct dump_thread){tag, serial, trace};
+    return true;
+}
+
+/* Every thread's stack now, as the trace of its ROOT THREAD OBJECT; thread objects get their
+ * agent tag (the id THREAD START named them by) in the dump environment too, also threads
+ * that have ended but whose Thread object is still reachable. */
+static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct dump_ctx *d)
+{
+    size_t cap = 0;
+    jvmtiStackInfo *info = NULL;
+    jint n = 0;
+    if (!jvmti_failed(jvmti, (*jvmti)->GetAllStackTraces(jvmti, THREAD_TRACE_DEPTH, &info, &n),
+                      "GetAllStackTraces")) {
+        for (jint i = 0; i < n; i++) {
+            struct thread_info *ti = threads_of(jvmti, jni, info[i].thread);
+            if (ti && ti->object_id) {
+                (*denv)->SetTag(denv, info[i].thread, (jlong)ti->object_id);
+                uint32_t trace =
+                    traces_intern(jvmti, info[i].frame_buffer, info[i].frame_count, ti->serial);
+                add_thread(d, &cap, ti->object_id, ti->serial, trace);
+            }
+            (*jni)->DeleteLocalRef(jni, info[i].thread);
+        }
+        jvmti_free(jvmti, info);
+    }
+    /* Threads registered earlier that are not running now. */
+    uint32_t nt = threads_count();
+    jlong *tags = malloc((nt ? nt : 1) * sizeof *tags);
+    jint ntags = 0;
+    for (uint32_t s = 1; tags && s <= nt; s++) {
+        const struct thread_info *ti = threads_get(s);
+        if (ti && ti->object_id) {
+            bool running = false;
+            for (size_t k = 0; k < d->nthreads && !running; k++)
+                running = d->threads[k].tag == ti->object_id;
+            if (!running)
+                tags[ntags++] = (jlong)ti->object_id;
+        }
+    }
+    jint found = 0;
+    jobject *objs = NULL;
+    jlong *found_tags = NULL;
+    if (ntags > 0 && (*jvmti)->GetObjectsWithTags(jvmti, ntags, tags, &found, &objs, &found_tags) ==
+                         JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < found; i++) {
+            (*denv)->SetTag(denv, objs[i], found_tags[i]);
+            (*jni)->DeleteLocalRef(jni, objs[i]);
+            for (uint32_t s = 1; s <= nt; s++) {
+                const struct thread_info *ti = threads_get(s);
+                if (ti && ti->object_id == (hprof_id)found_tags[i]) {
+                    add_thread(d, &cap, ti->object_id, ti->serial, HPROF_TRACE_SERIAL_NONE);
+                    break;
+                }
+            }
+        }
+        jvmti_free(jvmti, objs);
+        jvmti_free(jvmti, found_tags);
+    }
+    free(tags);
+    if (d->nthreads)
+        qsort(d->threads, d->nthreads, sizeof *d->threads, cmp_thread);
+}
+
+/* ---- the dump ---------------------------------------------------------------------------- */
+
+static jvmtiEnv *dump_env(void)
+{
+    if (st.denv)
+        return st.denv;
+    JavaVM *vm = agent_vm();
+    jvmtiEnv *e = NULL;
+    if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
+        log_error("heap dump: no JVMTI environment for the heap walk");
+        return NULL;
+    }
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    if (jvmti_failed(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap dump)")) {
+        (*e)->DisposeEnvironment(e);
+        return NULL;
+    }
+    st.denv = e;
+    return e;
+}
+
+/* HotSpot (where the probe's layout is known) or not: other VMs keep to the spec (tags). */
+static bool vm_is_hotspot(jvmtiEnv *jvmti)
+{
+    char *name = NULL;
+    if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.name", &name) != JVMTI_ERROR_NONE || !name)
+        return false;
+    bool hs = strstr(name, "HotSpot") || strstr(name, "Server VM") || strstr(name, "Client VM");
+    jvmti_free(jvmti, name);
+    return hs;
+}
+
+static enum walk_ids choose_ids(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
+{
+    if (st.force_tags)
+        return WALK_IDS_TAGS;
+    if (!st.probed) {
+        st.probed = true;
+        st.addresses_ok = vm_is_hotspot(jvmti) && heap_walk_probe(denv, jni);
+        if (!st.addresses_ok)
+            log_warning("heap dump: this VM's heap walk cannot name objects by address; every "
+                        "object is tagged during a dump (slow, about 60 bytes per object)");
+    }
+    return st.addresses_ok ? WALK_IDS_ADDRESSES : WALK_IDS_TAGS;
+}
+
+static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
+{
+    if (res->unknown_class)
+        log_warning("heap dump: %llu objects of classes loaded or linked during the dump were "
+                    "left out or written as Object[]",
+                    (unsigned long long)res->unknown_class);
+    if (res->refs_nulled || res->roots_left_out)
+        log_warning("heap dump: %llu references to objects left out were written as null, "
+                    "%llu roots of them left out",
+                    (unsigned long long)res->refs_nulled, (unsigned long long)res->roots_left_out);
+    if (res->layout_mismatches)
+        log_warning("heap dump: %llu field values did not fit their class layout and were "
+                    "left out",
+                    (unsigned long long)res->layout_mismatches);
+    log_info("heap dump: %llu objects (%.1f MB of heap), %llu roots, %.2f s",
+             (unsigned long long)res->objects, (double)res->bytes / 1048576.0,
+             (unsigned long long)res->roots,
+             (double)((clock_monotonic_ns() / 1000u) - d->start_us) / 1e6);
+}
+
+/* Background threads for the sink during a dump, as HotSpot's dumper uses its workers: one
+ * to write plain output, one per CPU to compress gzip members. */
+static unsigned sink_threads(const struct hprof_options *opts)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!opts->gzip)
+        return 1;
+    return cpus < 1 ? 1 : cpus > SINK_MAX_THREADS ? SINK_MAX_THREADS : (unsigned)cpus;
+}
+
+static void walk_streamed(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
+                          struct heap_walk_result *res)
+{
+    const struct walk_out out = {d,
+                                 stream_root,
+                                 stream_instance,
+                                 stream_obj_array,
+                                 stream_prim_array,
+                                 thread_of_tag,
+                                 stream_stop};
+    writer_set_threads(d->w, st.sink_threads);
+    d->w->ops->heap_dump_begin(d->w, 0, 0);
+    heap_walk_run(denv, ids, &out, res);
+    emit_classes(d->w);
+    d->w->ops->heap_dump_end(d->w);
+    writer_set_threads(d->w, 0);
+}
+
+static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
+                         struct heap_walk_result *res)
+{
+    d->spool = spool_open();
+    if (!d->spool) {
+        log_error("heap dump: no temporary file to hold the dump back: %m");
+        return;
+    }
+    const struct walk_out out = {d,
+                                 spool_root_cb,
+                                 spool_instance_cb,
+                                 spool_obj_array_cb,
+                                 spool_prim_array_cb,
+                                 thread_of_tag,
+                                 spool_stop};
+    heap_walk_run(denv, ids, &out, res);
+    bool ok = !spool_failed(d->spool) && !res->layout_broken;
+    if (ok) {
+        struct hprof_writer *w = emit_begin();
+        if (w) {
+            uint64_t nclasses = 0;
+            for (uint32_t s = 1; s < heap_classes_limit(); s++) {
+                const struct dump_class *c = heap_classes_get(s);
+                nclasses += c && c->in_dump;
+            }
+            writer_set_threads(w, st.sink_threads);
+            w->ops->heap_dump_begin(w, res->objects + nclasses,
+                                    res->bytes + res->class_objects_bytes);
+            emit_classes(w);
+            const struct spool_reader r = {w, replay_root, replay_instance, replay_obj_array,
+                                           replay_prim_array};
+            if (spool_replay(d->spool, &r) != 0)
+                log_error("heap dump: the held-back dump could not be read back; it is "
+                          "incomplete");
+            w->ops->heap_dump_end(w);
+            writer_set_threads(w, 0);
+        }
+        emit_end();
+    } else if (spool_failed(d->spool)) {
+        log_error("heap dump: writing the temporary file failed (disk full?); no heap dump");
+    }
+    spool_close(d->spool);
+    d->spool = NULL;
+}
+
+static void heap_dump(const struct dump_request *req)
+{
+    jvmtiEnv *jvmti = req->jvmti;
+    JNIEnv *jni = req->jni;
+    if (!jni) {
+        log_warning("heap dump skipped: the dumping thread has no JNI environment");
+        return;
+    }
+    if (st.vm_dying && req->reason != DUMP_AT_EXIT)
+        return; /* a SIGQUIT or command that waited for the exit dump: the VM is going */
+    if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK) {
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
+    struct dump_ctx d;
+    memset(&d, 0, sizeof d);
+    d.start_us = d.last_report_us = (clock_monotonic_ns() / 1000u);
+    jvmtiEnv *denv = dump_env();
+    if (!denv || heap_classes_prepare(jvmti, denv, jni) != 0)
+        goto out;
+    enum walk_ids ids = choose_ids(jvmti, denv, jni);
+    prepare_threads(jvmti, denv, jni, &d);
+    heap_mirrors_prepare(jvmti, denv, jni);
+
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct heap_walk_result res;
+        memset(&res, 0, sizeof res);
+        struct hprof_writer *w = emit_begin();
+        if (!w) {
+            emit_end();
+            break;
+        }
+        /* The classes loaded since the list: the shorter the time between the last list
+         * and the walk, the fewer objects of unknown classes the walk meets. */
+        for (int pass = 0; pass < UPDATE_PASSES && heap_classes_update(jvmti, denv, jni) > 0;
+             pass++)
+            ;
+        heap_classes_write_names(w);
+        for (size_t i = 0; i < d.nthreads; i++) {
+            emit_thread(w, d.threads[i].serial);
+            emit_trace(w, d.threads[i].trace);
+        }
+        if (w->ops->dump_totals_first) {
+            emit_end();
+            walk_spooled(denv, ids, &d, &res);
+        } else {
+            d.w = w;
+            walk_streamed(denv, ids, &d, &res);
+            d.w = NULL;
+            emit_end();
+        }
+        if (!res.layout_broken) {
+            report(&res, &d);
+            break;
+        }
+        /* The probe passed but the VM's callbacks changed shape: never again by address. */
+        log_error("heap dump: the VM's heap walk callbacks are not what the probe found; "
+                  "dumping again with tagged objects");
+        st.addresses_ok = false;
+        ids = WALK_IDS_TAGS;
+        d.objects = d.heap_bytes = 0;
+        heap_classes_prepare(jvmti, denv, jni);
+        heap_mirrors_prepare(jvmti, denv, jni);
+    }
+    heap_mirrors_release(jni);
+    heap_classes_release(jni);
+    if (ids == WALK_IDS_TAGS) {
+        /* Dropping the environment frees every tag the walk gave at once. */
+        (*denv)->DisposeEnvironment(denv);
+        st.denv = NULL;
+    }
+out:
+    free(d.threads);
+    (*jni)->PopLocalFrame(jni, NULL);
+}
+
+/* ---- the profile -------------------------------------------------------------------------- */
+
+/* With net= the profile runs whatever heap= says: the socket's DUMP HEAP command dumps the
+ * heap in any case, as the JDK 8 agent did. Exit and signal dumps only with heap=dump|all. */
+static bool heap_dump_enabled(const struct hprof_options *opts)
+{
+    return opts->heap_dump || opts->net_host != NULL;
+}
+
+static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+{
+    (void)jvmti;
+    (void)live;
+    st.heap_dump_option = opts->heap_dump;
+    st.sink_threads = sink_threads(opts);
+    const struct env_knobs *env = env_knobs();
+    st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
+    st.force_tags = env->heap_walk_tags;
+    return 0;
+}
+
+static void heap_dump_dump(const struct dump_request *req)
+{
+    if ((req->sections & DUMP_HEAP) && (st.heap_dump_option || req->reason == DUMP_ON_COMMAND))
+        heap_dump(req);
+}
+
+static void heap_dump_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    st.vm_dying = true;
+}
+
+const struct hprof_profile heap_dump_profile = {
+    .name = "heap=dump",
+    .enabled = heap_dump_enabled,
+    .start = heap_dump_start,
+    .dump = heap_dump_dump,
+    .vm_death = heap_dump_vm_death,
+};

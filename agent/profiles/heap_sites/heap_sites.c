@@ -1,0 +1,454 @@
+/* heap=sites (doc/heap-sites.md).
+ *
+ * Allocations: SampledObjectAlloc with SetHeapSamplingInterval(0) (exact mode) or
+ * sites_interval (sampled mode), set in Agent_OnLoad, plus VMObjectAlloc in exact mode for the
+ * few VM-internal allocations the sampler skips or whose tag the VM wipes. Each allocation
+ * costs one GetStackTrace of `depth` frames; a per-thread cache maps those frames to a trace
+ * serial and, with the class, to a site id, without locks; counters are atomics in the site
+ * table.
+ *
+ * Live counts, exact mode: a heap walk (IterateThroughHeap) at each dump counts the objects
+ * still in the heap per site, so they are exact at that moment with no ObjectFree events to
+ * settle. The walk needs each object's site: objects carry it in their tag, except one site per
+ * class (its "default site") whose objects stay untagged, because SetTag is the most expensive
+ * part of an allocation event after the stack walk. That is only sound for classes whose objects
+ * are never allocated behind the sampler's back: VM fillers (int[], Object), interned strings,
+ * method-handle internals and the thread objects of attaching threads are all of classes of the
+ * boot loader, so only classes of other loaders get a default site (not Thread subclasses,
+ * whose objects other modules tag). A class's default starts as the first site seen and moves
+ * to a site that allocates far more; a background thread makes the move with one heap walk that
+ * first gives the old default's untagged objects explicit tags. Objects that were in the heap
+ * before tracking started (start-up, tracking turned off) are tagged "untracked" by a heap walk
+ * so they are not taken for default-site objects.
+ *
+ * Live counts, sampled mode: every sampled object is tagged and ObjectFree takes its weight off
+ * its site; pending ObjectFree events are flushed before each dump. */
+#include "heap_sites_internal.h"
+
+struct heap_sites_state heap_sites_state = {.control_lock = PTHREAD_MUTEX_INITIALIZER};
+_Atomic(uint64_t) heap_sites_stats[STAT_N];
+bool heap_sites_stats_on;
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+static bool heap_sites_enabled(const struct hprof_options *opts)
+{
+    return opts->heap_sites;
+}
+
+static void heap_sites_add_capabilities(const struct hprof_options *opts, jvmtiCapabilities *caps)
+{
+    caps->can_tag_objects = 1;
+    caps->can_generate_sampled_object_alloc_events = 1;
+    if (opts->sites_interval > 0)
+        caps->can_generate_object_free_events = 1;
+    else
+        caps->can_generate_vm_object_alloc_events = 1;
+}
+
+static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->SampledObjectAlloc = heap_sites_on_sampled_alloc;
+    cb->VMObjectAlloc = heap_sites_on_vm_object_alloc;
+    cb->ObjectFree = heap_sites_on_object_free;
+    async_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
+}
+
+static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
+{
+    if (jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
+            "SetEventNotificationMode(SampledObjectAlloc)"))
+        return -1;
+    if (!heap_sites_state.sampled &&
+        jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
+            "SetEventNotificationMode(VMObjectAlloc)"))
+        return -1;
+    return 0;
+}
+
+static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+{
+    heap_sites_state.sampled = opts->sites_interval > 0;
+    heap_sites_state.interval = opts->sites_interval;
+    heap_sites_state.lineno = opts->lineno;
+    heap_sites_state.per_thread = opts->thread;
+    heap_sites_state.attached = live;
+    heap_sites_stats_on = env_knobs()->sites_stats;
+    /* AGCT walks only in the self-check: it is not exact here (doc/heap-sites.md). */
+    heap_sites_state.async_check = env_knobs()->sites_agct_check && async_stack_init() &&
+                                   async_stack_enable_events(jvmti) == 0;
+    heap_sites_stats_on =
+        heap_sites_stats_on || heap_sites_state.async_check; /* the check reports the counters */
+    /* Attached to a running VM, the heap may be large: tag every tracked object instead of
+     * walking it to mark what was there before. */
+    heap_sites_state.defaults = !heap_sites_state.sampled && !live;
+    atomic_store(&heap_sites_state.tag_all, heap_sites_state.defaults);
+    if (sites_init() != 0 || (heap_sites_state.sampled && samples_init() != 0)) {
+        log_error("out of memory at start-up");
+        return -1;
+    }
+    /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
+     * for an interval of 1: now and then that is past a 16-byte object, which then goes
+     * unsampled. Its interval 0 samples every allocation, which is what 1 promises. */
+    jint interval =
+        (jint)(heap_sites_state.sampled && heap_sites_state.interval > 1 ? heap_sites_state.interval
+                                                                         : 0);
+    if (jvmti_failed(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
+                     "SetHeapSamplingInterval"))
+        return -1;
+    if (heap_sites_state.sampled &&
+        jvmti_failed(
+            jvmti,
+            (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
+            "SetEventNotificationMode(ObjectFree)"))
+        return -1;
+    atomic_store(&heap_sites_state.tracking, true);
+    return set_events(jvmti, JVMTI_ENABLE);
+}
+
+/* Every method of the classes loaded so far gets a jmethodID, so AGCT can name it. */
+static void prepare_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        async_stack_prepare_class(jvmti, classes[i]);
+        if (jni)
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    jvmti_free(jvmti, classes);
+}
+
+static void heap_sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jni;
+    (void)thread;
+    if (heap_sites_state.async_check)
+        async_stack_prepare_class(jvmti, klass);
+}
+
+static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    if (heap_sites_state.async_check)
+        prepare_loaded(jvmti, jni);
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    if (heap_sites_state.defaults) {
+        jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+        heap_sites_state.thread_class = tc ? (*jni)->NewGlobalRef(jni, tc) : NULL;
+        if (!heap_sites_state.thread_class) {
+            (*jni)->ExceptionClear(jni);
+            heap_sites_state.defaults = false; /* every object tagged then */
+        }
+    }
+    /* Each thread's current TLAB was handed out before sampling was armed, and the sampler
+     * only looks at allocations past a TLAB's sample end: without this, a thread's first
+     * hundreds of KB (all of a short main()) would go unseen. A collection retires them all.
+     * Sampled mode attached to a running VM skips it (a full GC of a large heap) and may miss
+     * a TLAB's worth of allocations per thread. */
+    if (!heap_sites_state.sampled || !heap_sites_state.attached)
+        jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
+    if (heap_sites_state.defaults) {
+        heap_sites_classify_loaded(jvmti, jni);
+        /* No guard needed: no application code has run, and the threads that have run
+         * allocate classes of the boot loader only. */
+        heap_sites_walk_heap(jvmti, heap_sites_mark_untracked, NULL);
+    }
+    atomic_store(&heap_sites_state.tag_all, false);
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
+    if (heap_sites_state.defaults)
+        heap_sites_start_worker(jvmti, jni);
+}
+
+static void heap_sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    heap_sites_stop_worker();
+    if (heap_sites_state.async_check) {
+        uint64_t ok = heap_sites_stats[STAT_ASYNC],
+                 declined = heap_sites_stats[STAT_ASYNC_FALLBACKS];
+        fprintf(stderr,
+                "HPROF: heap=sites AGCT check: %llu stacks compared, %llu differ; AGCT declined "
+                "%llu; mean ns: AGCT walked %llu, AGCT declined %llu, GetStackTrace %llu\n",
+                (unsigned long long)ok, (unsigned long long)heap_sites_stats[STAT_ASYNC_MISMATCHES],
+                (unsigned long long)declined,
+                (unsigned long long)(ok ? heap_sites_stats[STAT_ASYNC_NS] / ok : 0),
+                (unsigned long long)(declined ? heap_sites_stats[STAT_ASYNC_FALLBACK_NS] / declined
+                                              : 0),
+                (unsigned long long)(ok + declined
+                                         ? heap_sites_stats[STAT_CHECK_NS] / (ok + declined)
+                                         : 0));
+    }
+    if (!heap_sites_stats_on)
+        return;
+    unsigned long long in_use = 0;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    in_use = (unsigned long long)mallinfo2().uordblks; /* the whole process's, JVM included */
+#endif
+    fprintf(stderr,
+            "HPROF: heap=sites stats: allocations %llu, tagged %llu, stack cache misses %llu, "
+            "class misses %llu, VM-only allocations %llu, default moves %llu, "
+            "sites %u, traces %u, malloc in use %llu KiB, AGCT stacks %llu, fallbacks %llu, "
+            "mismatches %llu\n",
+            (unsigned long long)heap_sites_stats[STAT_ALLOCS],
+            (unsigned long long)heap_sites_stats[STAT_TAGGED],
+            (unsigned long long)heap_sites_stats[STAT_STACK_MISSES],
+            (unsigned long long)heap_sites_stats[STAT_CLASS_MISSES],
+            (unsigned long long)heap_sites_stats[STAT_VM_ALLOCS],
+            (unsigned long long)heap_sites_stats[STAT_MOVES], sites_end() - SITE_ID_FIRST,
+            traces_count(), in_use / 1024, (unsigned long long)heap_sites_stats[STAT_ASYNC],
+            (unsigned long long)heap_sites_stats[STAT_ASYNC_FALLBACKS],
+            (unsigned long long)heap_sites_stats[STAT_ASYNC_MISMATCHES]);
+}
+
+static void heap_sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)thread;
+    heap_sites_thread_free(jni); /* ThreadEnd runs on the ending thread */
+}
+
+/* ---- control --------------------------------------------------------------------------- */
+
+static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
+{
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    if (atomic_load(&heap_sites_state.tracking) != on) {
+        if (!on) {
+            if (heap_sites_state.defaults) {
+                /* What is untagged now is default-site; give it explicit tags before
+                 * untracked objects start to appear. */
+                atomic_store(&heap_sites_state.tag_all, true);
+                heap_sites_walk_heap(jvmti, heap_sites_pin_defaults, NULL);
+            }
+            atomic_store(&heap_sites_state.tracking, false);
+            set_events(jvmti, JVMTI_DISABLE);
+        } else {
+            set_events(jvmti, JVMTI_ENABLE);
+            atomic_store(&heap_sites_state.tracking, true);
+            /* As at start-up: the sampler skips the rest of every TLAB handed out while it
+             * was off (JDK 17), so retire them all; what they held is marked untracked. */
+            if (!heap_sites_state.sampled)
+                jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti),
+                             "ForceGarbageCollection");
+            if (heap_sites_state.defaults) {
+                heap_sites_classify_loaded(jvmti, jni); /* classes first seen while off */
+                heap_sites_walk_heap(jvmti, heap_sites_mark_untracked, NULL);
+                atomic_store(&heap_sites_state.guard_until, clock_coarse_ns() + WALK_GUARD_NS);
+                atomic_store(&heap_sites_state.tag_all, false);
+            }
+        }
+    }
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
+}
+
+static void heap_sites_control(const struct control_request *req)
+{
+    if (req->kind == CONTROL_ALLOC_TRACES_ON)
+        set_tracking(req->jvmti, req->jni, true);
+    else if (req->kind == CONTROL_ALLOC_TRACES_OFF)
+        set_tracking(req->jvmti, req->jni, false);
+}
+
+/* ---- dump ------------------------------------------------------------------------------ */
+
+struct live_counts {
+    uint32_t end;
+    uint64_t *objs, *bytes;
+};
+
+static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                               void *user_data)
+{
+    (void)length;
+    struct live_counts *lc = user_data;
+    uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
+    if (tag == 0) {
+        struct site_class *k =
+            heap_sites_state.defaults ? heap_sites_default_class(class_tag) : NULL;
+        site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+    }
+    if (site >= SITE_ID_FIRST && site < lc->end) {
+        lc->objs[site]++;
+        lc->bytes[site] += (uint64_t)size;
+    }
+    return 0;
+}
+
+/* Fills live counts for every site id below lc->end. */
+static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
+{
+    if (!heap_sites_state.sampled) {
+        heap_sites_walk_heap(jvmti, count_live, lc);
+        return;
+    }
+    /* ObjectFree events of objects already collected are posted lazily (JDK 16+): changing
+     * the event's mode makes the VM post the pending ones now, before it returns. */
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+    for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
+        struct site *s = sites_get(id);
+        lc->objs[id] =
+            sites_weight_round(atomic_load_explicit(&s->live_objs, memory_order_relaxed));
+        lc->bytes[id] =
+            sites_weight_round(atomic_load_explicit(&s->live_bytes, memory_order_relaxed));
+    }
+}
+
+struct row_ref {
+    struct hprof_site_row row;
+    uint32_t id;
+};
+
+/* ctx points to a bool: ordered by allocated bytes rather than live bytes. */
+static int compare_rows(const void *a, const void *b, void *ctx)
+{
+    const struct hprof_site_row *x = &((const struct row_ref *)a)->row;
+    const struct hprof_site_row *y = &((const struct row_ref *)b)->row;
+    bool by_alloc = *(const bool *)ctx;
+    uint64_t kx = by_alloc ? x->alloc_bytes : x->live_bytes;
+    uint64_t ky = by_alloc ? y->alloc_bytes : y->live_bytes;
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    uint64_t ox = by_alloc ? x->live_bytes : x->alloc_bytes;
+    uint64_t oy = by_alloc ? y->live_bytes : y->alloc_bytes;
+    if (ox != oy)
+        return ox > oy ? -1 : 1;
+    if (x->trace_serial != y->trace_serial)
+        return x->trace_serial < y->trace_serial ? -1 : 1;
+    return (x->class_serial > y->class_serial) - (x->class_serial < y->class_serial);
+}
+
+/* The row's share of the report: its allocated or live bytes (ctx as for compare_rows). */
+static uint64_t row_key(const void *row, void *ctx)
+{
+    const struct hprof_site_row *r = &((const struct row_ref *)row)->row;
+    return *(const bool *)ctx ? r->alloc_bytes : r->live_bytes;
+}
+
+static uint64_t alloc_count(_Atomic(uint64_t) *field)
+{
+    uint64_t v = atomic_load_explicit(field, memory_order_relaxed);
+    return heap_sites_state.sampled ? sites_weight_round(v) : v;
+}
+
+static void heap_sites_dump(const struct dump_request *req)
+{
+    if (!(req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)))
+        return;
+    jvmtiEnv *jvmti = req->jvmti;
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    if (req->flags & HPROF_SITES_FORCE_GC)
+        (*jvmti)->ForceGarbageCollection(jvmti);
+
+    struct live_counts lc = {sites_end(), NULL, NULL};
+    lc.objs = calloc(lc.end, sizeof *lc.objs);
+    lc.bytes = calloc(lc.end, sizeof *lc.bytes);
+    struct row_ref *rows = calloc(lc.end, sizeof *rows);
+    struct hprof_site_row *view = NULL;
+    if (!lc.objs || !lc.bytes || !rows) {
+        log_error("out of memory writing SITES");
+        goto done;
+    }
+    collect_live(jvmti, &lc);
+
+    struct hprof_sites_report report = {.flags = req->flags, .cutoff = req->cutoff};
+    size_t n = 0;
+    for (uint32_t id = SITE_ID_FIRST; id < lc.end; id++) {
+        struct site *s = sites_get(id);
+        uint64_t alloc_objs = alloc_count(&s->alloc_objs);
+        uint64_t alloc_bytes = alloc_count(&s->alloc_bytes);
+        report.total_alloc_objs += alloc_objs;
+        report.total_alloc_bytes += alloc_bytes;
+        report.total_live_objs += lc.objs[id];
+        report.total_live_bytes += lc.bytes[id];
+        if (alloc_objs == 0 && lc.objs[id] == 0)
+            continue;
+        if ((req->flags & HPROF_SITES_INCREMENTAL) && alloc_objs == s->dumped_alloc_objs &&
+            lc.objs[id] == s->dumped_live_objs)
+            continue;
+        const struct class_info *c = classes_get(s->class_serial);
+        struct row_ref *r = &rows[n++];
+        r->id = id;
+        r->row.class_serial = s->class_serial;
+        r->row.class_name = c ? c->name : NULL;
+        r->row.array_type = c ? c->array_type : 0;
+        r->row.trace_serial = s->trace_serial;
+        r->row.live_bytes = lc.bytes[id];
+        r->row.live_objs = lc.objs[id];
+        r->row.alloc_bytes = alloc_bytes;
+        r->row.alloc_objs = alloc_objs;
+    }
+    bool by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
+    uint64_t total = by_alloc ? report.total_alloc_bytes : report.total_live_bytes;
+    size_t keep =
+        ranking_rank(rows, n, sizeof *rows, compare_rows, row_key, &by_alloc, total, req->cutoff);
+
+    view = calloc(keep ? keep : 1, sizeof *view);
+    for (size_t i = 0; view && i < keep; i++)
+        view[i] = rows[i].row;
+    /* Everything a row names goes first: LOAD CLASS, frames, STACK TRACE. */
+    bool sites = (req->sections & DUMP_SITES) && view;
+    struct emit_refs refs = {sites ? keep : 0, sizeof *view, sites ? &view->trace_serial : NULL,
+                             sites ? &view->class_serial : NULL, NULL};
+    struct hprof_writer *w = emit_section(&refs);
+    if (w && view) {
+        if (req->sections & DUMP_SITES) {
+            report.nrows = keep;
+            report.rows = view;
+            w->ops->sites(w, &report);
+        }
+        if (req->sections & DUMP_HEAP_SUMMARY) {
+            struct hprof_heap_summary sum = {report.total_live_bytes, report.total_live_objs,
+                                             report.total_alloc_bytes, report.total_alloc_objs};
+            w->ops->heap_summary(w, &sum);
+        }
+    }
+    emit_end();
+    if (req->sections & DUMP_SITES)
+        for (size_t i = 0; i < n; i++) {
+            struct site *s = sites_get(rows[i].id);
+            s->dumped_alloc_objs = rows[i].row.alloc_objs;
+            s->dumped_live_objs = rows[i].row.live_objs;
+        }
+done:
+    free(view);
+    free(rows);
+    free(lc.objs);
+    free(lc.bytes);
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
+}
+
+uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
+{
+    uint64_t site = tag_site(tag);
+    if (tag == 0) {
+        struct site_class *k = heap_sites_state.defaults ? sites_class_peek(class_serial) : NULL;
+        uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
+        if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
+            site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
+    }
+    const struct site *s =
+        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? sites_get((uint32_t)site) : NULL;
+    return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
+}
+
+const struct hprof_profile heap_sites_profile = {
+    .name = "heap=sites",
+    .enabled = heap_sites_enabled,
+    .add_capabilities = heap_sites_add_capabilities,
+    .set_callbacks = heap_sites_set_callbacks,
+    .start = heap_sites_start,
+    .vm_init = heap_sites_vm_init,
+    .class_prepare = heap_sites_class_prepare,
+    .thread_end = heap_sites_thread_end,
+    .dump = heap_sites_dump,
+    .control = heap_sites_control,
+    .vm_death = heap_sites_vm_death,
+};

@@ -1,0 +1,99 @@
+/* Allocation sites of heap=sites: (class serial, trace serial) -> site id, with counters per
+ * site, and what the profile knows per class (its default site). Pure C, no JVMTI, so it is
+ * unit-tested under the sanitizers.
+ *
+ * Thread-safety: lookups and counter updates are lock-free (allocation callbacks run on every
+ * allocating thread); only adding a new site or class chunk takes a mutex, once per site.
+ * Site ids are the site field of object tags (agent/symbols/tags.h), so they stay below 2^23. */
+#ifndef HPROF_SITE_TABLE_H
+#define HPROF_SITE_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Site ids: 0 means "no site"; SITE_ID_UNTRACKED tags objects that exist but were never seen
+ * allocated (the heap at start-up, allocations while tracking was off); real sites start at
+ * SITE_ID_FIRST. */
+#define SITE_ID_NONE 0u
+#define SITE_ID_UNTRACKED 1u
+#define SITE_ID_FIRST 2u
+/* Site fields from 0x800000 up are kept for other ids (class objects, heap-dump address ids). */
+#define SITE_ID_MAX 0x7FFFFFu
+
+struct site {
+    uint32_t class_serial;
+    uint32_t trace_serial;
+    /* Allocation counts: exact counts, or in sampled mode estimates in fixed point
+     * (SITE_WEIGHT_ONE per object). */
+    _Atomic(uint64_t) alloc_objs, alloc_bytes;
+    /* Sampled mode only: live estimates kept up to date by ObjectFree (fixed point). */
+    _Atomic(uint64_t) live_objs, live_bytes;
+    /* What the last dump showed, for incremental dumps (dump lock held). */
+    uint64_t dumped_alloc_objs, dumped_live_objs;
+};
+
+/* Fixed-point unit of the sampled-mode counters: 1 object = 256. */
+#define SITE_WEIGHT_SHIFT 8
+#define SITE_WEIGHT_ONE (1ull << SITE_WEIGHT_SHIFT)
+
+/* Per class: what heap=sites decided about it, indexed by class serial. */
+enum site_class_kind {
+    SITE_CLASS_UNKNOWN = 0, /* not looked at yet */
+    SITE_CLASS_TAGGED = 1,  /* every tracked object carries its site in its tag */
+    SITE_CLASS_DEFAULT = 2, /* objects of the default site stay untagged (see heap_sites.c) */
+    SITE_CLASS_IGNORED = 3, /* not counted (java.lang.Class: the class table owns those tags) */
+    /* A default-site class whose default is being moved to another site: until the move is
+     * done every new object is tagged, and untagged ones belong to default_site. */
+    SITE_CLASS_SWITCHING = 4,
+};
+
+struct site_class {
+    _Atomic(uint8_t) kind;          /* enum site_class_kind */
+    _Atomic(uint8_t) move_pending;  /* a move of the default site is queued */
+    _Atomic(uint8_t) moves;         /* moves made so far */
+    _Atomic(uint32_t) default_site; /* SITE_CLASS_DEFAULT: the site of untagged objects */
+    _Atomic(uint32_t) next_default; /* the site it moves to (set with move_pending) */
+    _Atomic(void *) class_ref;      /* SITE_CLASS_DEFAULT: the owner's reference to the class */
+    _Atomic(uint64_t) guard_until;  /* the owner's: until when its objects' tags are checked */
+};
+
+int sites_init(void);
+/* Frees everything (tests; the agent keeps its tables for the life of the process). */
+void sites_free(void);
+
+/* The id of the site (class_serial, trace_serial), adding it if new; 0 when the table is
+ * full or memory ran out. Both serials must be non-zero. */
+uint32_t sites_intern(uint32_t class_serial, uint32_t trace_serial);
+
+/* The site with this id, or NULL. */
+struct site *sites_get(uint32_t id);
+
+/* One past the largest id handed out (ids SITE_ID_FIRST .. sites_end() - 1 exist). */
+uint32_t sites_end(void);
+
+/* The state of a class, created zeroed on first use; NULL for serial 0 or out of memory. */
+struct site_class *sites_class(uint32_t class_serial);
+/* The same without creating anything (for heap-walk callbacks): NULL if never created. */
+struct site_class *sites_class_peek(uint32_t class_serial);
+
+/* Counts one allocation (exact mode). */
+static inline void sites_count_alloc(struct site *s, uint64_t bytes)
+{
+    atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
+}
+
+/* Sampled mode: the weight (fixed point, SITE_WEIGHT_ONE = 1 object) of one sampled object
+ * of size bytes when one sample is taken per interval bytes on average: 1 / P(sampled), where
+ * P = 1 - exp(-size / interval) (the sampler's points form a Poisson process over bytes).
+ * interval 0 (exact) gives SITE_WEIGHT_ONE. */
+uint64_t sites_sample_weight(uint64_t size, uint64_t interval);
+
+/* Fixed point -> rounded whole number. */
+static inline uint64_t sites_weight_round(uint64_t fixed)
+{
+    return (fixed + SITE_WEIGHT_ONE / 2) >> SITE_WEIGHT_SHIFT;
+}
+
+#endif

@@ -1,0 +1,203 @@
+#include "frame_table.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "class_table.h"
+#include "jvmti_util.h"
+#include "keymap.h"
+#include "segarray.h"
+#include "string_table.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct keymap *methods_by_id; /* jmethodID -> index + 1 */
+static struct keymap *frames_by_key; /* (jmethodID, location) -> serial */
+static struct segarray methods, frames;
+static bool with_lines = true;
+
+int frames_init(bool lineno)
+{
+    with_lines = lineno;
+    segarray_init(&methods, sizeof(struct method_info));
+    segarray_init(&frames, sizeof(struct frame_info));
+    methods_by_id = keymap_new(8192);
+    frames_by_key = keymap_new(16384);
+    return methods_by_id && frames_by_key ? 0 : -1;
+}
+
+static int compare_lines(const void *a, const void *b)
+{
+    jlocation x = ((const jvmtiLineNumberEntry *)a)->start_location;
+    jlocation y = ((const jvmtiLineNumberEntry *)b)->start_location;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads a method's details outside any lock: several JVMTI calls. */
+static bool read_method(jvmtiEnv *jvmti, jmethodID method, struct method_info *m)
+{
+    memset(m, 0, sizeof *m);
+    m->method = method;
+    jclass klass = NULL;
+    char *name = NULL, *sig = NULL, *source = NULL;
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) != JVMTI_ERROR_NONE)
+        return false;
+    if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) != JVMTI_ERROR_NONE)
+        return false;
+    m->class_serial = classes_serial_of(jvmti, klass);
+    m->name_id = strings_intern(name);
+    m->sig_id = strings_intern(sig);
+    jvmti_free(jvmti, name);
+    jvmti_free(jvmti, sig);
+    if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) == JVMTI_ERROR_NONE) {
+        m->source_id = strings_intern(source);
+        jvmti_free(jvmti, source);
+    }
+    jboolean native = JNI_FALSE;
+    if ((*jvmti)->IsMethodNative(jvmti, method, &native) == JVMTI_ERROR_NONE)
+        m->native = native;
+    jvmtiLineNumberEntry *lines = NULL;
+    jint nlines = 0;
+    if (!m->native && with_lines &&
+        (*jvmti)->GetLineNumberTable(jvmti, method, &nlines, &lines) == JVMTI_ERROR_NONE &&
+        nlines > 0) {
+        m->lines = malloc(sizeof *lines * (size_t)nlines);
+        if (m->lines) {
+            memcpy(m->lines, lines, sizeof *lines * (size_t)nlines);
+            qsort(m->lines, (size_t)nlines, sizeof *lines, compare_lines);
+            m->nlines = nlines;
+        }
+    }
+    jvmti_free(jvmti, lines);
+    /* klass is a local reference of the calling native frame; event callbacks and agent
+     * threads return to the VM soon, which frees it. */
+    return true;
+}
+
+const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method)
+{
+    uint32_t idx = 0;
+    pthread_mutex_lock(&lock);
+    bool found = keymap_get(methods_by_id, &method, sizeof method, &idx);
+    pthread_mutex_unlock(&lock);
+    if (found)
+        return segarray_at(&methods, idx - 1);
+
+    struct method_info m;
+    if (!read_method(jvmti, method, &m))
+        return NULL;
+    const struct method_info *result = NULL;
+    pthread_mutex_lock(&lock);
+    if (keymap_get(methods_by_id, &method, sizeof method, &idx)) {
+        free(m.lines); /* another thread was first */
+        result = segarray_at(&methods, idx - 1);
+    } else {
+        uint32_t i = segarray_append(&methods);
+        if (i != UINT32_MAX && keymap_put(methods_by_id, &method, sizeof method, i + 1)) {
+            struct method_info *slot = segarray_at(&methods, i);
+            *slot = m;
+            result = slot;
+        } else {
+            free(m.lines);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return result;
+}
+
+static int32_t line_at(const struct method_info *m, jlocation location)
+{
+    if (m->native)
+        return HPROF_LINE_NATIVE;
+    if (!with_lines)
+        return HPROF_LINE_NONE;
+    if (m->nlines == 0 || location < 0)
+        return HPROF_LINE_UNKNOWN;
+    int32_t line = HPROF_LINE_UNKNOWN;
+    for (jint i = 0; i < m->nlines && m->lines[i].start_location <= location; i++)
+        line = m->lines[i].line_number;
+    return line;
+}
+
+uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location)
+{
+    if (!with_lines)
+        location = 0;
+    struct {
+        jmethodID method;
+        jlocation location;
+    } key = {method, location};
+    uint32_t serial = 0;
+    pthread_mutex_lock(&lock);
+    bool found = keymap_get(frames_by_key, &key, sizeof key, &serial);
+    pthread_mutex_unlock(&lock);
+    if (found)
+        return serial;
+
+    const struct method_info *m = frames_method(jvmti, method);
+    if (!m)
+        return 0;
+    pthread_mutex_lock(&lock);
+    if (!keymap_get(frames_by_key, &key, sizeof key, &serial)) {
+        uint32_t i = segarray_append(&frames);
+        if (i != UINT32_MAX) {
+            struct frame_info *f = segarray_at(&frames, i);
+            f->serial = i + 1;
+            f->method = m;
+            f->line = line_at(m, location);
+            serial = keymap_put(frames_by_key, &key, sizeof key, i + 1);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return serial;
+}
+
+const struct frame_info *frames_get(uint32_t serial)
+{
+    if (serial == 0 || serial > segarray_count(&frames))
+        return NULL;
+    return segarray_at(&frames, serial - 1);
+}
+
+void frames_describe(uint32_t serial, struct hprof_frame *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct frame_info *f = frames_get(serial);
+    if (!f)
+        return;
+    const struct method_info *m = f->method;
+    const struct class_info *c = classes_get(m->class_serial);
+    out->frame_id = serial;
+    out->method_name_id = m->name_id;
+    out->method_sig_id = m->sig_id;
+    out->source_name_id = m->source_id;
+    out->class_serial = m->class_serial;
+    out->line = f->line;
+    out->class_name = c ? c->name : "<unknown class>";
+    out->method_name = strings_text(m->name_id);
+    out->method_sig = strings_text(m->sig_id);
+    out->source_name = strings_text(m->source_id);
+}
+
+void frames_method_label(uint32_t serial, char *buf, size_t len)
+{
+    struct hprof_frame view;
+    frames_describe(serial, &view);
+    if (!view.method_name)
+        snprintf(buf, len, "<unknown>");
+    else
+        snprintf(buf, len, "%s.%s", view.class_name, view.method_name);
+}
+
+void frames_teardown(void)
+{
+    uint32_t n = segarray_count(&methods);
+    for (uint32_t i = 0; i < n; i++)
+        free(((struct method_info *)segarray_at(&methods, i))->lines);
+    segarray_free(&methods);
+    segarray_free(&frames);
+    keymap_free(methods_by_id);
+    keymap_free(frames_by_key);
+    methods_by_id = frames_by_key = NULL;
+}

@@ -1,0 +1,48 @@
+/* Methods and stack frames. A frame is (method, location); its serial is its HPROF frame id.
+ * Method details (names, source file, line table) are read once, when a method is first
+ * seen, while its class is surely loaded. Thread-safe. */
+#ifndef HPROF_FRAME_TABLE_H
+#define HPROF_FRAME_TABLE_H
+
+#include <jvmti.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+struct method_info {
+    jmethodID method;
+    uint32_t class_serial;
+    hprof_id name_id, sig_id, source_id; /* string ids; source_id 0 = unknown */
+    bool native;
+    jint nlines;
+    jvmtiLineNumberEntry *lines; /* sorted by start_location; NULL if none */
+};
+
+struct frame_info {
+    uint32_t serial;
+    const struct method_info *method;
+    int32_t line; /* > 0, or HPROF_LINE_NONE / _UNKNOWN / _NATIVE */
+};
+
+/* lineno=n: frames carry no line numbers and frames of one method are one frame. */
+int frames_init(bool lineno);
+
+/* The serial (>= 1) of the frame at location in method; 0 if the method cannot be read. */
+uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location);
+
+/* The method's details, read and kept on first call; NULL if it cannot be read. */
+const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method);
+
+const struct frame_info *frames_get(uint32_t serial);
+
+/* Fills the writer's view of a frame (pointers stay valid for the process's life). */
+void frames_describe(uint32_t serial, struct hprof_frame *out);
+
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void frames_teardown(void);
+
+/* "java.lang.String.hashCode": class and method name of a frame, for ranked reports. */
+void frames_method_label(uint32_t serial, char *buf, size_t len);
+
+#endif

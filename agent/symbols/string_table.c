@@ -1,0 +1,65 @@
+#include "string_table.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keymap.h"
+#include "segarray.h"
+
+struct string_entry {
+    const char *text;
+    size_t len;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct keymap *index_by_text;
+static struct segarray entries; /* id = index + 1 */
+
+int strings_init(void)
+{
+    segarray_init(&entries, sizeof(struct string_entry));
+    index_by_text = keymap_new(4096);
+    return index_by_text ? 0 : -1;
+}
+
+hprof_id strings_intern(const char *s)
+{
+    if (!s)
+        return 0;
+    size_t len = strlen(s);
+    uint32_t id = 0;
+    pthread_mutex_lock(&lock);
+    if (!keymap_get(index_by_text, s, len, &id)) {
+        char *copy = malloc(len + 1);
+        uint32_t i = copy ? segarray_append(&entries) : UINT32_MAX;
+        if (i != UINT32_MAX) {
+            memcpy(copy, s, len + 1);
+            struct string_entry *e = segarray_at(&entries, i);
+            e->text = copy;
+            e->len = len;
+            id = keymap_put(index_by_text, s, len, i + 1);
+        } else {
+            free(copy);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+const char *strings_text(hprof_id id)
+{
+    if (id == 0 || id > segarray_count(&entries))
+        return NULL;
+    return ((struct string_entry *)segarray_at(&entries, (uint32_t)(id - 1)))->text;
+}
+
+void strings_teardown(void)
+{
+    uint32_t n = segarray_count(&entries);
+    for (uint32_t i = 0; i < n; i++)
+        free((char *)((struct string_entry *)segarray_at(&entries, i))->text);
+    segarray_free(&entries);
+    keymap_free(index_by_text);
+    index_by_text = NULL;
+}

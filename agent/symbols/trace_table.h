@@ -1,0 +1,40 @@
+/* Stack traces: (thread serial when thread=y, frames) -> trace serial. Serial 1 is the empty
+ * trace ("no trace"). Thread-safe; a known trace costs one hash lookup under a short lock. */
+#ifndef HPROF_TRACE_TABLE_H
+#define HPROF_TRACE_TABLE_H
+
+#include <jvmti.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+struct trace_info {
+    uint32_t serial;
+    uint32_t thread_serial; /* 0 unless thread=y */
+    uint32_t nframes;
+    uint32_t *frames; /* frame serials, top first */
+};
+
+int traces_init(int depth);
+
+/* The stack depth to record (depth=, changed at run time by the CONTROL command). */
+int traces_depth(void);
+void traces_set_depth(int depth);
+
+/* The serial of the trace made of frames[0..n) (top first) seen on thread_serial (pass 0
+ * when traces are not per thread). Returns HPROF_TRACE_SERIAL_NONE for n == 0, and also
+ * when a frame cannot be read. */
+uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
+                       uint32_t thread_serial);
+
+/* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
+void traces_teardown(void);
+
+const struct trace_info *traces_get(uint32_t serial);
+uint32_t traces_count(void);
+
+/* The top frame's "class.method" label, "<empty>" for the empty trace. */
+void traces_top_label(uint32_t serial, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,279 @@
+#!/bin/sh
+# hprof-diff on real runs of java-tests/programs/DiffWorkload.java under the agent:
+#  - sensitivity: the second run's alpha() does 25% more work (cpu=samples, cpu=times), or one
+#    site allocates 25% more objects (heap=sites): flagged at the default thresholds, and
+#    nothing else;
+#  - heap dumps: 10,000 objects kept between two dumps (HPROF: two SIGQUIT dumps of one run;
+#    PHD: one dump per file, two runs): flagged with exactly that class and count;
+#  - noise: NOISE_PAIRS (default 2) pairs of the unchanged program (cpu=samples at the default
+#    interval, 3 s of CPU each) flag nothing (bench/diff-noise.sh measures ten pairs);
+#  - thresholds from the command line and a rules file, include/exclude, the outputs, exit 2.
+#
+#   test_diff_runs.sh <hprof-diff> <libhprof.so> <java home> <DiffWorkload.java> \
+#                     <doc/ci/compare-builds.sh>
+set -u
+
+diff=$1
+lib=$2
+jhome=$3
+src=$4
+recipe=$5
+java="$jhome/bin/java"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_diff_runs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+passed=0
+failed=0
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok: $*"
+}
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL: $*"
+}
+finish() {
+    echo "SUITE diff_runs: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit $?
+}
+
+# run NAME OPTIONS ARGS...: the workload under the agent (stdout/stderr in $tmp/NAME.out/.err)
+run() {
+    name=$1
+    opts=$2
+    shift 2
+    if ! "$java" "-agentpath:$lib=$opts" -cp "$tmp/cls" DiffWorkload "$@" \
+        >"$tmp/$name.out" 2>"$tmp/$name.err"; then
+        cat "$tmp/$name.err"
+        bad "run $name ($opts $*) failed"
+        finish
+    fi
+}
+
+# hd EXPECTED_STATUS ARGS...: hprof-diff, its JSON in $tmp/d.json
+hd() {
+    want=$1
+    shift
+    "$diff" --json "$tmp/d.json" --text "$tmp/d.txt" "$@" 2>"$tmp/d.err"
+    got=$?
+    if [ "$got" != "$want" ]; then
+        cat "$tmp/d.txt" "$tmp/d.err" 2>/dev/null
+        bad "hprof-diff $* exited $got, expected $want"
+        return 1
+    fi
+    return 0
+}
+
+# flagged: "group key measure,measure" per flagged entry of $tmp/d.json, sorted
+flagged() {
+    python3 - "$tmp/d.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = []
+for c in d["comparisons"]:
+    for e in c["entries"]:
+        if e["flagged"]:
+            out.append("%s %s %s" % (e["group"], e["key"], ",".join(e["flagged"])))
+print("\n".join(sorted(out)))
+EOF
+}
+
+# check NAME EXPECTED: the flagged entries are exactly EXPECTED (one per line)
+check() {
+    got=$(flagged)
+    if [ "$got" = "$2" ]; then
+        ok "$1"
+    else
+        cat "$tmp/d.txt"
+        bad "$1: flagged
+$got
+expected
+$2"
+    fi
+}
+
+mkdir -p "$tmp/cls"
+"$jhome/bin/javac" -d "$tmp/cls" "$src" || {
+    bad "javac"
+    finish
+}
+
+# ---- sensitivity ---------------------------------------------------------------------------
+W='DiffWorkload.main;DiffWorkload.cpu'
+# cpu=samples: interval=1 for ~5000 samples per run: the +14% share change of alpha is then
+# about 5 standard deviations, well past the default z >= 3.
+# On a loaded machine the agent once put 1000 samples (its cap on one thread's samples in one
+# round) on java.lang.Shutdown.<clinit> at exit, beyond the CPU time the run used, which dilutes
+# every share of that run: a pair whose sample total exceeds its CPU time by more than 10% is
+# run again once, saying so (two such pairs in a row fail).
+SAMPLES_WANT="stack $W;DiffWorkload.alpha;DiffWorkload.spin samples
+total DiffWorkload.alpha samples"
+samples_pair() {
+    run s1 cpu=samples,interval=1,file="$tmp/s1.txt" cpu 5 100
+    run s2 cpu=samples,interval=1,file="$tmp/s2.txt" cpu 5 125
+}
+lumpy() { # a profile of `cpu 5 ...` at interval=1 with far more than ~5,000 samples
+    for f in "$tmp/s1.txt" "$tmp/s2.txt"; do
+        n=$(sed -n 's/^CPU SAMPLES BEGIN (total = \([0-9]*\)).*/\1/p' "$f")
+        [ "${n:-0}" -gt 5700 ] && echo "$f: $n samples for 5 s of CPU" && return 0
+    done
+    return 1
+}
+samples_pair
+if lumpy; then
+    echo "retry: the agent counted more samples than CPU time (above); running the pair again"
+    samples_pair
+    lumpy && bad "the agent counted more samples than CPU time twice in a row"
+fi
+hd 1 "$tmp/s1.txt" "$tmp/s2.txt" && check "cpu=samples: alpha +25% work flagged" "$SAMPLES_WANT"
+
+run t1 cpu=times,file="$tmp/t1.txt" cpu 2 100
+run t2 cpu=times,file="$tmp/t2.txt" cpu 2 125
+hd 1 "$tmp/t1.txt" "$tmp/t2.txt" && check "cpu=times: alpha +25% work flagged" \
+"stack $W;DiffWorkload.alpha;DiffWorkload.spin time_ms
+total DiffWorkload.alpha time_ms"
+
+run h1 heap=sites,file="$tmp/h1.txt" sites 50000 100
+run h2 heap=sites,file="$tmp/h2.txt" sites 50000 125
+SITE='DiffWorkload$Alpha @ DiffWorkload.main;DiffWorkload.sites;DiffWorkload.newAlpha'
+hd 1 "$tmp/h1.txt" "$tmp/h2.txt" && check "heap=sites: one site +25% objects flagged" \
+"site $SITE alloc_bytes,alloc_objects"
+
+# ---- heap dumps ----------------------------------------------------------------------------
+# HPROF: one run, a SIGQUIT dump before and one after 10,000 objects are kept
+await() { # FILE TEXT COUNT
+    n=0
+    while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "$3" ]; do
+        n=$((n + 1))
+        if [ $n -gt 1200 ]; then
+            cat "$tmp"/leak.*
+            bad "timeout waiting for '$2' in $1"
+            finish
+        fi
+        sleep 0.1
+    done
+}
+"$java" "-agentpath:$lib=heap=dump,format=b,doe=n,file=$tmp/leak.hprof" -cp "$tmp/cls" \
+    DiffWorkload leak "$tmp" 10000 >"$tmp/leak.out" 2>"$tmp/leak.err" &
+pid=$!
+await "$tmp/leak.out" ready 1
+kill -QUIT $pid
+await "$tmp/leak.err" "dump to" 1
+touch "$tmp/go1"
+await "$tmp/leak.out" leaked 1
+kill -QUIT $pid
+await "$tmp/leak.err" "dump to" 2
+touch "$tmp/go2"
+wait $pid || bad "leak run exited $?"
+LEAK='class DiffWorkload$Leaked instances,bytes'
+if hd 1 --base-section 1 --new-section 2 "$tmp/leak.hprof" "$tmp/leak.hprof"; then
+    check "HPROF heap dumps: the leaked class flagged, alone" "$LEAK"
+    if grep -q '"key":"DiffWorkload\$Leaked","verdict":"regression","flagged":\["instances","bytes"\],"base":\[0,0\],"new":\[10000,' "$tmp/d.json"; then
+        ok "HPROF heap dumps: exactly 10000 instances"
+    else
+        bad "HPROF heap dumps: not 0 -> 10000 instances: $(grep -o '"key":"DiffWorkload.Leaked"[^}]*' "$tmp/d.json")"
+    fi
+fi
+hd 0 --base-section 1 --new-section 1 "$tmp/leak.hprof" "$tmp/leak.hprof" &&
+    ok "the same dump twice: nothing flagged"
+
+# PHD: one dump per file, so two runs
+run p0 format=phd,file="$tmp/k0.phd" keep 0
+run p1 format=phd,file="$tmp/k1.phd" keep 10000
+if hd 1 "$tmp/k0.phd" "$tmp/k1.phd"; then
+    check "PHD heap dumps: the leaked class flagged, alone" "$LEAK"
+    if grep -q '"key":"DiffWorkload\$Leaked","verdict":"regression","flagged":\["instances","bytes"\],"base":\[0,0\],"new":\[10000,' "$tmp/d.json"; then
+        ok "PHD heap dumps: exactly 10000 instances"
+    else
+        bad "PHD heap dumps: not 0 -> 10000 instances"
+    fi
+fi
+
+# ---- noise ---------------------------------------------------------------------------------
+i=1
+while [ $i -le "${NOISE_PAIRS:-2}" ]; do
+    run n$i.a cpu=samples,file="$tmp/n$i.a.txt" cpu 3 100
+    run n$i.b cpu=samples,file="$tmp/n$i.b.txt" cpu 3 100
+    hd 0 "$tmp/n$i.a.txt" "$tmp/n$i.b.txt" && ok "noise pair $i: nothing flagged"
+    i=$((i + 1))
+done
+
+# ---- thresholds, patterns, rules file --------------------------------------------------------
+hd 0 --growth 30 "$tmp/h1.txt" "$tmp/h2.txt" && ok "--growth 30: a 25% growth passes"
+hd 1 --growth 20 "$tmp/h1.txt" "$tmp/h2.txt" && ok "--growth 20: a 25% growth fails"
+hd 0 --exclude '*Alpha*' "$tmp/h1.txt" "$tmp/h2.txt" && ok "--exclude drops the site"
+hd 0 --include 'int*' "$tmp/h1.txt" "$tmp/h2.txt" && ok "--include judges only int[]"
+hd 0 --delta-count 2000000 "$tmp/h1.txt" "$tmp/h2.txt" && ok "--delta-count above the growth"
+hd 0 --judge alloc_objects --min-share 50 "$tmp/h1.txt" "$tmp/h2.txt" &&
+    ok "--min-share 50: Alpha (40-45% of objects) not judged"
+hd 1 --z 0 --mode share "$tmp/s1.txt" "$tmp/s2.txt" && ok "--z 0 --mode share"
+cat >"$tmp/rules" <<'EOF'
+# a project's rules
+growth 10%
+[sites]
+growth = 30
+[cpu]
+exclude *alpha*
+EOF
+hd 0 --rules "$tmp/rules" "$tmp/h1.txt" "$tmp/h2.txt" && ok "rules file: [sites] growth 30"
+hd 1 --rules "$tmp/rules" --growth 20 "$tmp/h1.txt" "$tmp/h2.txt" &&
+    ok "the command line wins over the rules file"
+hd 0 --rules "$tmp/rules" "$tmp/s1.txt" "$tmp/s2.txt" && ok "rules file: [cpu] exclude"
+printf 'growth ten\n' >"$tmp/badrules"
+hd 2 --rules "$tmp/badrules" "$tmp/h1.txt" "$tmp/h2.txt" && grep -q "badrules:1:" "$tmp/d.err" &&
+    ok "bad rules file: exit 2 with its line"
+
+# ---- outputs and bad input ---------------------------------------------------------------------
+"$diff" --markdown "$tmp/d.md" --html "$tmp/d.html" "$tmp/s1.txt" "$tmp/s2.txt"
+[ $? = 1 ] && grep -q '^| 🔴 | total | `DiffWorkload.alpha` | samples |' "$tmp/d.md" &&
+    ok "Markdown lists the regression" || bad "Markdown: $(cat "$tmp/d.md")"
+if grep -q 'var GRAPHS=\[{"title":"CPU SAMPLES' "$tmp/d.html" && grep -q '"n":"DiffWorkload.alpha"' "$tmp/d.html" &&
+    ! grep -qi 'https\?:' "$tmp/d.html"; then
+    ok "HTML: self-contained, with the stacks"
+else
+    bad "HTML"
+fi
+# the page's script draws the frames: a headless browser's DOM holds alpha's red frame
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$browser" ]; then
+    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$tmp/d.html" \
+        >"$tmp/dom.html" 2>/dev/null
+    if grep -q 'background: rgb(235, [0-9]*, [0-9]*);">DiffWorkload.alpha<' "$tmp/dom.html"; then
+        ok "HTML drawn by chromium: alpha in red"
+    else
+        bad "HTML not drawn: $(head -c 500 "$tmp/dom.html")"
+    fi
+else
+    echo "skipped: no chromium to draw the HTML"
+fi
+hd 2 "$tmp/none.txt" "$tmp/s2.txt" && ok "missing file: exit 2"
+hd 2 "$tmp/k0.phd" "$tmp/s2.txt" && ok "PHD against a profile: exit 2"
+hd 2 --kind heap "$tmp/s1.txt" "$tmp/s2.txt" && ok "a kind the files lack: exit 2"
+hd 2 "$tmp/s1.txt" "$tmp/h2.txt" && ok "no kind in common: exit 2"
+hd 2 --growth x "$tmp/s1.txt" "$tmp/s2.txt" && ok "bad option value: exit 2"
+# ---- the CI recipe, as written in doc/tools.md, on two builds -----------------------------------
+mkdir -p "$tmp/src2" "$tmp/cls2"
+sed 's/int a = 4 \* aPercent/int a = 5 * aPercent/' "$src" >"$tmp/src2/DiffWorkload.java"
+"$jhome/bin/javac" -d "$tmp/cls2" "$tmp/src2/DiffWorkload.java"
+GITHUB_STEP_SUMMARY="$tmp/summary.md" "$recipe" -a "$lib" -d "$diff" -j "$java" -p heap=sites \
+    -o "$tmp/ci" "$tmp/cls" "$tmp/cls2" DiffWorkload sites 20000 100 >"$tmp/ci.out" 2>&1
+st=$?
+if [ $st = 1 ] && grep -q '^## hprof-diff: regression' "$tmp/summary.md" &&
+    grep -q 'DiffWorkload\$Alpha @' "$tmp/ci/diff.md" && [ -s "$tmp/ci/diff.html" ] &&
+    [ -s "$tmp/ci/diff.json" ] && grep -q '^  REGRESSION: 1 regression' "$tmp/ci.out"; then
+    ok "CI recipe: the new build's site +25% fails the step, summary written"
+else
+    cat "$tmp/ci.out"
+    bad "CI recipe (exit $st)"
+fi
+GITHUB_STEP_SUMMARY= "$recipe" -a "$lib" -d "$diff" -j "$java" -p heap=sites -o "$tmp/ci2" \
+    "$tmp/cls" "$tmp/cls" DiffWorkload sites 20000 100 >"$tmp/ci.out" 2>&1 &&
+    ok "CI recipe: the same build passes" || bad "CI recipe, same build: $(cat "$tmp/ci.out")"
+"$recipe" -a "$lib" -d "$diff" -j "$java" -o "$tmp/ci3" "$tmp/cls" "$tmp/cls" NoSuchMain \
+    >"$tmp/ci.out" 2>&1
+[ $? = 2 ] && ok "CI recipe: a failed run is exit 2" || bad "CI recipe, failed run"
+
+head -c 3000 "$tmp/s1.txt" >"$tmp/cut.txt"
+hd 2 "$tmp/cut.txt" "$tmp/s2.txt" && ok "truncated profile: exit 2"
+finish
