@@ -203,7 +203,10 @@ enum variant {
     V_BAD_HEADER,
     V_BAD_IDSIZE,
     V_UNDEF_THREAD,
-    V_THREAD_LATE, /* like the JDK 5-8 agent: STACK TRACE before its thread's START THREAD */
+    V_THREAD_LATE,  /* like the JDK 5-8 agent: STACK TRACE before its thread's START THREAD */
+    V_UNLOAD_EARLY, /* UNLOAD CLASS of Foo before its frames, its CLASS DUMP and sites */
+    V_UNLOAD_LATE,  /* UNLOAD CLASS of Foo at the end: valid */
+    V_UNLOAD_TWICE, /* the same serial unloaded twice */
     V_BAD_PRIM_TYPE,
 };
 
@@ -218,6 +221,13 @@ enum {
     PINT = 0x6000,
     PCHAR = 0x6100,
 };
+
+static void unload_class(struct b *b, uint32_t serial)
+{
+    size_t r = rec(b, 0x03);
+    u4(b, serial);
+    end(b, r);
+}
 
 static void build(struct b *b, enum variant v, unsigned idsize)
 {
@@ -266,6 +276,8 @@ static void build(struct b *b, enum variant v, unsigned idsize)
     load_class(b, v == V_DUP_CLASS_SERIAL ? 2 : 3, ARR_CLS, 1, 3);
     if (v == V_LOAD_CLASS_FWD_TRACE || v == V_LOAD_CLASS_NO_TRACE)
         trace(b, 1, 0, 0, NULL);
+    if (v == V_UNLOAD_EARLY)
+        unload_class(b, 2);
     if (v != V_THREAD_LATE)
         start_thread(b);
     frame(b, 0x51, 4, 5, 6, v == V_CLASS_SERIAL ? 9 : 2, 42);
@@ -483,6 +495,10 @@ static void build(struct b *b, enum variant v, unsigned idsize)
         u4(b, 1);
         end(b, r);
     }
+    if (v == V_UNLOAD_LATE || v == V_UNLOAD_TWICE)
+        unload_class(b, 2);
+    if (v == V_UNLOAD_TWICE)
+        unload_class(b, 2);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -772,6 +788,9 @@ static const struct vcase vcases[] = {
     {V_UNDEF_THREAD, K(HK_THREAD), true, false, false, 0},
     {V_UNDEF_THREAD, K(HK_THREAD), false, false, true, 0},
     {V_THREAD_LATE, 0, false, false, true, 0},
+    {V_UNLOAD_EARLY, K(HK_CLASS_SERIAL) | K(HK_CLASS_DUMP), false, false, false, 0},
+    {V_UNLOAD_LATE, 0, false, false, false, 0},
+    {V_UNLOAD_TWICE, K(HK_CLASS_SERIAL), false, false, false, 0},
 };
 
 static void check_case(const struct vcase *c, const struct hprof_summary *S, const char *how)

@@ -97,6 +97,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         struct dump_request req = {jvmti, jni, DUMP_AT_EXIT, DUMP_ALL, (float)options.cutoff, 0};
         dump_all(&req);
     }
+    classes_flush_unloads();
+    dump_write_unloads(); /* the rest: nothing follows them */
     output_close();
 }
 
@@ -209,6 +211,7 @@ static enum start_result start_agent(JavaVM *vm, const char *option_string, bool
         if (all_profiles[i] && all_profiles[i]->enabled(&options))
             enabled_profiles[nenabled++] = all_profiles[i];
     dump_set_profiles(enabled_profiles, nenabled);
+    dump_set_unloads_at_end(options.heap_sites);
 
     if (init_tables() != 0) {
         teardown_tables();

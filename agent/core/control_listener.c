@@ -163,12 +163,11 @@ static int listener_start(jvmtiEnv *jvmti, const struct hprof_options *opts, boo
 /* ---- commands ------------------------------------------------------------------------ */
 
 /* Which option writes a section, for the one warning when a command asks for a section no
- * enabled profile writes. NULL when the section is always written. */
+ * enabled profile writes. NULL when the section is always written: DUMP HEAP dumps the heap
+ * whatever heap= says, as the JDK 8 agent did (heap_dump.c). */
 static const char *missing_option(unsigned section)
 {
     switch (section) {
-    case DUMP_HEAP:
-        return options->heap_dump ? NULL : "heap=dump or heap=all";
     case DUMP_SITES:
     case DUMP_HEAP_SUMMARY:
         return options->heap_sites ? NULL : "heap=sites or heap=all";
@@ -177,6 +176,28 @@ static const char *missing_option(unsigned section)
     default:
         return NULL;
     }
+}
+
+/* The answer to ALLOC SITES or CPU SAMPLES when their profile is off: the section, empty
+ * (no rows, totals 0), so that a front end waiting for it gets one. HEAP SUMMARY gets none
+ * (its zeros would read as an empty heap): only the warning. */
+static void answer_empty(const struct hprof_command *c, unsigned section)
+{
+    struct hprof_writer *w = emit_begin();
+    if (w && section == DUMP_SITES) {
+        struct hprof_sites_report r;
+        memset(&r, 0, sizeof r);
+        r.flags = c->flags;
+        r.cutoff = c->cutoff;
+        w->ops->sites(w, &r);
+        w->ops->flush(w);
+    } else if (w && section == DUMP_CPU) {
+        struct hprof_cost_report r;
+        memset(&r, 0, sizeof r);
+        w->ops->cpu_samples(w, &r);
+        w->ops->flush(w);
+    }
+    emit_end();
 }
 
 static void run_dump(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c, unsigned section,
@@ -188,6 +209,7 @@ static void run_dump(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c
             log_warning("socket command %s: nothing to write without %s", hprof_cmd_name(c->tag),
                         need);
         rep->warned_sections |= section;
+        answer_empty(c, section);
         return;
     }
     struct dump_request req = {

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "class_table.h"
 #include "emit.h"
 #include "env_knobs.h"
 #include "log.h"
@@ -12,6 +13,7 @@ static const struct hprof_profile *const *active;
 static size_t nactive;
 /* One dump at a time: a SIGQUIT during the exit dump waits rather than interleaving. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool unloads_at_end;
 /* net=: a heap dump waits this long for the output before it (an earlier dump still going
  * to a slow peer) to leave the send spool; past it the heap dump is refused.
  * HPROF_DUMP_SEND_WAIT_MS (env_knobs) sets a shorter wait, for tests. */
@@ -27,6 +29,21 @@ void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
 {
     active = profiles;
     nactive = n;
+}
+
+void dump_set_unloads_at_end(bool at_end)
+{
+    unloads_at_end = at_end;
+}
+
+/* The unloads learned before the traces are written: a trace interned after them cannot hold
+ * a frame of those classes (their methods no longer run), so no later STACK FRAME names them. */
+void dump_write_unloads(void)
+{
+    struct hprof_writer *w = emit_begin();
+    if (w)
+        emit_unloads(w);
+    emit_end();
 }
 
 void dump_all(const struct dump_request *req)
@@ -46,8 +63,12 @@ void dump_all(const struct dump_request *req)
     for (size_t i = 0; i < nactive; i++)
         if (active[i]->dump)
             active[i]->dump(&r);
-    if (r.sections & DUMP_TRACES)
+    if (r.sections & DUMP_TRACES) {
+        classes_flush_unloads();
         emit_traces_known();
+        if (!unloads_at_end)
+            dump_write_unloads();
+    }
     struct hprof_writer *w = emit_begin();
     bool ok = w != NULL;
     if (w) {

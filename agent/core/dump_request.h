@@ -12,4 +12,11 @@ void dump_all(const struct dump_request *req);
 /* Passes a control command to every enabled profile. */
 void dump_control(const struct control_request *req);
 
+/* UNLOAD CLASS records (emit.h). A dump that writes every trace ends with an UNLOAD
+ * CLASS for each class that unloaded before it, unless at_end (heap=sites: its ALLOC SITES
+ * name the classes of old sites in every later dump); dump_write_unloads writes the rest
+ * when the output ends. */
+void dump_set_unloads_at_end(bool at_end);
+void dump_write_unloads(void);
+
 #endif

@@ -1,5 +1,6 @@
 #include "emit.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ struct written_set {
 };
 
 static struct written_set strings_out, classes_out, frames_out, traces_out, threads_out;
+/* Classes whose UNLOAD CLASS is written. They stay in classes_out: never loaded again. */
+static struct written_set unloads_out;
 
 /* Marks id written; true when it was not before. When the set cannot grow, says "not
  * written": a record written twice is harmless to readers, one never written is not. */
@@ -43,6 +46,22 @@ static bool first_time(struct written_set *s, uint64_t id)
         return false;
     s->bits[word] |= bit;
     return true;
+}
+
+static bool was_written(const struct written_set *s, uint64_t id)
+{
+    return id / 64 < s->nwords && (s->bits[id / 64] >> (id % 64)) & 1;
+}
+
+void emit_unloads(struct hprof_writer *w)
+{
+    uint32_t n = classes_count();
+    for (uint32_t serial = 1; serial <= n; serial++) {
+        const struct class_info *c = classes_get(serial);
+        if (c && atomic_load(&c->unloaded) && was_written(&classes_out, serial) &&
+            first_time(&unloads_out, serial))
+            w->ops->unload_class(w, serial);
+    }
 }
 
 struct hprof_writer *emit_begin(void)
@@ -190,8 +209,8 @@ void emit_thread_end(uint32_t serial)
 
 void emit_reset(void)
 {
-    struct written_set *all[] = {&strings_out, &classes_out, &frames_out, &traces_out,
-                                 &threads_out};
+    struct written_set *all[] = {&strings_out, &classes_out, &frames_out,
+                                 &traces_out,  &threads_out, &unloads_out};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         free(all[i]->bits);
         all[i]->bits = NULL;

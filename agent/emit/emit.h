@@ -55,6 +55,11 @@ void emit_thread_end(uint32_t thread_serial);
 /* Every trace not written yet (the old agent listed all traces at each dump). */
 void emit_traces_known(void);
 
+/* An UNLOAD CLASS for each class whose LOAD CLASS is written and that has unloaded since
+ * (class_table.h), once; the class is never loaded again. The caller makes sure that nothing
+ * written later names such a class (dump_request.h, doc/formats.md). Lock held. */
+void emit_unloads(struct hprof_writer *w);
+
 /* Forgets what was written (the output is closed; a later attach opens a new one). */
 void emit_reset(void);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jvmti_util.h"
+#include "log.h"
 #include "names.h"
 #include "segarray.h"
 #include "string_table.h"
@@ -12,11 +13,57 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segarray entries; /* serial = index + 1 */
+static jvmtiEnv *watch_env;     /* the unload watcher: class objects tagged, ObjectFree on */
+
+/* ObjectFree of the unload watcher: only class objects carry tags there. No JVMTI calls. */
+static void JNICALL on_class_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    uint64_t t = (uint64_t)tag;
+    if (tag_site(t) == TAG_SITE_CLASS)
+        classes_mark_unloaded((uint32_t)tag_serial(t));
+}
+
+/* An environment of its own, so that no other tag (heap=sites tags objects by the million in
+ * the agent's environment) brings ObjectFree events with it. The JDK's debug agent tracks
+ * class unloading the same way (JDK-8256811). */
+static void watch_unloads(void)
+{
+    JavaVM *vm = agent_vm();
+    jvmtiEnv *e = NULL;
+    if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e)
+        return;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    caps.can_generate_object_free_events = 1;
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.ObjectFree = on_class_free;
+    if ((*e)->AddCapabilities(e, &caps) != JVMTI_ERROR_NONE ||
+        (*e)->SetEventCallbacks(e, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE ||
+        (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL) !=
+            JVMTI_ERROR_NONE) {
+        (*e)->DisposeEnvironment(e);
+        log_warning("this VM gives no ObjectFree events: class unloading is not reported "
+                    "(no UNLOAD CLASS records)");
+        return;
+    }
+    watch_env = e;
+}
 
 int classes_init(void)
 {
     segarray_init(&entries, sizeof(struct class_info));
+    watch_unloads();
     return 0;
+}
+
+void classes_flush_unloads(void)
+{
+    if (watch_env)
+        (*watch_env)
+            ->SetEventNotificationMode(watch_env, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
 }
 
 const struct class_info *classes_get(uint32_t serial)
@@ -88,6 +135,8 @@ uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
     if (c) {
         serial = c->serial;
         (*jvmti)->SetTag(jvmti, klass, (jlong)c->class_id);
+        if (watch_env)
+            (*watch_env)->SetTag(watch_env, klass, (jlong)c->class_id);
     } else {
         free(name);
         free(sig_copy);
@@ -139,7 +188,7 @@ void classes_mark_unloaded(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&entries))
         return;
-    ((struct class_info *)segarray_at(&entries, serial - 1))->unloaded = true;
+    atomic_store(&((struct class_info *)segarray_at(&entries, serial - 1))->unloaded, true);
 }
 
 void classes_teardown(void)
@@ -151,4 +200,7 @@ void classes_teardown(void)
         free((char *)c->signature);
     }
     segarray_free(&entries);
+    if (watch_env)
+        (*watch_env)->DisposeEnvironment(watch_env);
+    watch_env = NULL;
 }

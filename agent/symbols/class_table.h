@@ -4,6 +4,7 @@
 #define HPROF_CLASS_TABLE_H
 
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,7 +17,7 @@ struct class_info {
     const char *name;      /* "java.lang.String", "int[]" */
     const char *signature; /* "Ljava/lang/String;" */
     uint8_t array_type;    /* names_array_type() */
-    bool unloaded;
+    atomic_bool unloaded;  /* its class object was freed (ObjectFree, any thread) */
 };
 
 int classes_init(void);
@@ -38,6 +39,14 @@ uint32_t classes_count(void);
 
 /* Called when a class object's tag is freed (ObjectFree): the class was unloaded. */
 void classes_mark_unloaded(uint32_t serial);
+
+/* Class unloading is learned from ObjectFree events of a JVMTI environment of the table's own
+ * (the unload watcher) in which every registered class object carries its class id: a class
+ * object is freed exactly when its class unloads. Set up at start-up (classes_init); if the VM
+ * refuses, no unload is ever reported (one warning). doc/formats.md, UNLOAD CLASS. */
+/* Has the VM post the ObjectFree events of class objects already freed (JDK 16+ posts them
+ * lazily), so that emit_unloads sees every unload up to now. */
+void classes_flush_unloads(void);
 
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
 void classes_teardown(void);

@@ -219,8 +219,14 @@ static bool sub_class_dump(struct parser *P, struct dump *d, uint64_t off, uint6
     DS(P)->classes++;
     add_object(P, d, cid, off, "CLASS DUMP");
     heap_trace(P, d, trace, off, "CLASS DUMP");
-    if (cid && !map_get(&P->class_by_id, cid, NULL))
+    uint32_t ci;
+    if (cid && !map_get(&P->class_by_id, cid, &ci))
         ERR(P, HK_CLASS_DUMP, off, "CLASS DUMP 0x%" PRIx64 " has no LOAD CLASS record", cid);
+    else if (cid && P->cls.v[ci].unloaded)
+        ERR(P, HK_CLASS_DUMP, off,
+            "CLASS DUMP 0x%" PRIx64 ": its class (serial %" PRIu32
+            ") was unloaded by an earlier UNLOAD CLASS",
+            cid, P->cls.v[ci].serial);
     ref(P, d, super, off);
     ref(P, d, loader, off);
     ref(P, d, signers, off);

@@ -126,6 +126,7 @@ struct strent {
 struct lclass {
     uint64_t id, name;
     uint32_t serial, trace;
+    bool unloaded; /* by an UNLOAD CLASS: nothing after it may name the serial or the id */
 };
 struct frame {
     uint64_t method, sig, source;

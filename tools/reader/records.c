@@ -50,9 +50,13 @@ static void check_trace(struct parser *P, uint32_t serial, uint64_t off, const c
 
 static void check_class_serial(struct parser *P, uint32_t serial, uint64_t off, const char *what)
 {
-    if (!map_get(&P->class_by_serial, serial, NULL))
+    uint32_t ci;
+    if (!map_get(&P->class_by_serial, serial, &ci))
         ERR(P, HK_CLASS_SERIAL, off,
             "%s: class serial %" PRIu32 " not defined by an earlier LOAD CLASS", what, serial);
+    else if (P->cls.v[ci].unloaded)
+        ERR(P, HK_CLASS_SERIAL, off,
+            "%s: class serial %" PRIu32 " was unloaded by an earlier UNLOAD CLASS", what, serial);
 }
 
 /* Thread serials must be defined by a START THREAD anywhere in the input (the JDK 5-8 agent
@@ -168,6 +172,7 @@ static void rec_load_class(struct parser *P, uint64_t len)
     c->name = name;
     c->serial = serial;
     c->trace = trace;
+    c->unloaded = false;
     if (P->o->visit && P->o->visit->load_class)
         P->o->visit->load_class(P->o->visit->ctx, serial, id, name);
     if (id) {
@@ -190,7 +195,10 @@ static void rec_unload_class(struct parser *P, uint64_t len)
     if (!p)
         return;
     P->sum->classes_unloaded++;
-    check_class_serial(P, be32(p), P->rec_off, "UNLOAD CLASS");
+    uint32_t serial = be32(p), ci;
+    check_class_serial(P, serial, P->rec_off, "UNLOAD CLASS");
+    if (map_get(&P->class_by_serial, serial, &ci))
+        P->cls.v[ci].unloaded = true;
 }
 
 static void rec_stack_frame(struct parser *P, uint64_t len)

@@ -5,6 +5,7 @@
 
 #include "class_table.h"
 #include "emit.h"
+#include "idmap.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "string_table.h"
@@ -14,6 +15,14 @@ struct dump_class **heap_classes_table_;
 uint32_t heap_classes_limit_;
 
 static uint32_t class_serial, object_array_serial, object_serial;
+/* The listed classes' objects, pinned for the dump (global reference), and its denv tag. */
+#define MAX_PINS 8
+static jobject pins[MAX_PINS];
+static unsigned npins;
+static uint64_t pin_tag;
+/* Tags of the class loaders the last prepare met -> (written by the walk, unused). */
+static struct idmap loaders;
+static bool loaders_ready;
 static struct array_size_rule array_rule = {16, 4, 8}; /* compressed oops, until measured */
 static bool array_rule_measured;
 
@@ -234,6 +243,7 @@ static hprof_id class_id_of(uint32_t serial);
 
 struct name_key {
     uint64_t hash;
+    hprof_id loader;
     uint32_t serial;
 };
 
@@ -245,16 +255,24 @@ static uint64_t name_hash(const char *s, size_t len)
     return h;
 }
 
+static int cmp_key(uint64_t h1, hprof_id l1, uint64_t h2, hprof_id l2)
+{
+    if (h1 != h2)
+        return h1 < h2 ? -1 : 1;
+    return l1 < l2 ? -1 : l1 > l2;
+}
+
 static int cmp_name_key(const void *a, const void *b)
 {
     const struct name_key *x = a, *y = b;
-    return x->hash < y->hash ? -1 : x->hash > y->hash;
+    return cmp_key(x->hash, x->loader, y->hash, y->loader);
 }
 
 /* Every object array class in the dump gets the class id of its element class: the class
  * whose name is the array's without its last "[]" and whose loader is the array's (an array
- * class is defined by its element's loader); java.lang.Object when none matches. By name,
- * sorted by hash: one pass, no JNI. */
+ * class is defined by its element's loader); java.lang.Object when none matches. By name and
+ * loader, sorted by (hash, loader): one pass, no JNI, and no scan of the many classes of one
+ * name that class loaders defining the same class again make. */
 static int link_elements(void)
 {
     uint32_t n = 0;
@@ -267,7 +285,7 @@ static int link_elements(void)
     for (uint32_t s = 1; s < heap_classes_limit_; s++) {
         const struct dump_class *c = heap_classes_table_[s];
         if (c && c->in_dump)
-            keys[k++] = (struct name_key){name_hash(c->name, strlen(c->name)), s};
+            keys[k++] = (struct name_key){name_hash(c->name, strlen(c->name)), c->loader_id, s};
     }
     qsort(keys, n, sizeof *keys, cmp_name_key);
     for (uint32_t s = 1; s < heap_classes_limit_; s++) {
@@ -283,15 +301,14 @@ static int link_elements(void)
         size_t lo = 0, hi = n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (keys[mid].hash < h)
+            if (cmp_key(keys[mid].hash, keys[mid].loader, h, c->loader_id) < 0)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (; lo < n && keys[lo].hash == h; lo++) {
+        for (; lo < n && keys[lo].hash == h && keys[lo].loader == c->loader_id; lo++) {
             const struct dump_class *e = heap_classes_table_[keys[lo].serial];
-            if (strlen(e->name) == len && memcmp(e->name, c->name, len) == 0 &&
-                e->loader_id == c->loader_id) {
+            if (strlen(e->name) == len && memcmp(e->name, c->name, len) == 0) {
                 c->elem_id = class_id_of(keys[lo].serial);
                 break;
             }
@@ -319,7 +336,80 @@ static hprof_id loader_id(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, jclass k
             tag = 0;
     }
     (*jni)->DeleteLocalRef(jni, loader);
+    if (tag != 0 && loaders_ready)
+        idmap_put(&loaders, (uint64_t)tag, 0, 0);
     return (hprof_id)tag;
+}
+
+void heap_classes_note_written(uint64_t tag)
+{
+    if (loaders_ready && idmap_get(&loaders, tag, NULL, NULL))
+        idmap_put(&loaders, tag, 1, 0);
+}
+
+static bool loader_written(hprof_id id)
+{
+    uint32_t written = 0;
+    return id != 0 && loaders_ready && idmap_get(&loaders, id, &written, NULL) && written;
+}
+
+uint64_t heap_classes_pin_tag(void)
+{
+    return pin_tag;
+}
+
+void heap_classes_release(JNIEnv *jni)
+{
+    for (unsigned i = 0; i < npins && jni; i++)
+        (*jni)->DeleteGlobalRef(jni, pins[i]);
+    npins = 0;
+    pin_tag = 0;
+}
+
+/* Holds the n classes in one Object[] under a global reference, tagged pin_tag in denv (every
+ * pin of a dump has the same tag). */
+static void pin_classes(jvmtiEnv *denv, JNIEnv *jni, jclass *classes, jint n)
+{
+    jobject pin = NULL;
+    jclass class_class = npins < MAX_PINS ? (*jni)->FindClass(jni, "java/lang/Class") : NULL;
+    jobjectArray a = class_class ? (*jni)->NewObjectArray(jni, n, class_class, NULL) : NULL;
+    for (jint i = 0; a && i < n; i++)
+        (*jni)->SetObjectArrayElement(jni, a, i, classes[i]);
+    if (a && !(*jni)->ExceptionCheck(jni))
+        pin = (*jni)->NewGlobalRef(jni, a);
+    (*jni)->ExceptionClear(jni);
+    if (a)
+        (*jni)->DeleteLocalRef(jni, a);
+    if (class_class)
+        (*jni)->DeleteLocalRef(jni, class_class);
+    if (pin && !pin_tag)
+        pin_tag = tag_make(0, tags_next_serial());
+    if (pin && (*denv)->SetTag(denv, pin, (jlong)pin_tag) == JVMTI_ERROR_NONE) {
+        pins[npins++] = pin;
+    } else {
+        if (pin)
+            (*jni)->DeleteGlobalRef(jni, pin);
+        log_warning("heap dump: the classes could not be held for the dump; a class that "
+                    "unloads meanwhile is written without its statics");
+    }
+}
+
+/* Instance classes whose layout and every superclass's were read can have INSTANCE DUMPs that
+ * match their CLASS DUMP chain. */
+static void mark_writable(void)
+{
+    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
+        struct dump_class *c = heap_classes_table_[s];
+        if (!c || !c->in_dump || c->array_type)
+            continue;
+        bool ok = c->has_layout;
+        const struct dump_class *k = c;
+        for (int depth = 0; ok && k->super_id != 0 && depth < MAX_CHAIN; depth++) {
+            k = heap_classes_get((uint32_t)tag_serial(k->super_id));
+            ok = k && k->in_dump && k->has_layout;
+        }
+        c->writable = ok;
+    }
 }
 
 static void reset_walk_state(struct dump_class *c)
@@ -442,37 +532,53 @@ static uint32_t serial_of_name(jvmtiEnv *jvmti, JNIEnv *jni, const char *name)
     return s;
 }
 
-int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
+/* Lists the loaded classes and adds those not in the dump yet (all of them when fresh):
+ * pins them, tags them in denv, reads what their CLASS DUMPs need. */
+static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, uint32_t *added)
 {
-    measure_array_rule(jvmti, jni);
-    class_serial = serial_of_name(jvmti, jni, "java/lang/Class");
-    object_serial = serial_of_name(jvmti, jni, "java/lang/Object");
-    object_array_serial = serial_of_name(jvmti, jni, "[Ljava/lang/Object;");
-    /* First, as linking may load classes: the list below has them. */
-    if (cds_active(jvmti))
-        link_boot_classes(jvmti, jni);
-
     jint n = 0;
     jclass *classes = NULL;
     if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
         return -1;
-    for (uint32_t s = 1; s < heap_classes_limit_; s++)
-        if (heap_classes_table_[s])
-            heap_classes_table_[s]->in_dump = false;
-    int rc = 0;
+    if (fresh)
+        for (uint32_t s = 1; s < heap_classes_limit_; s++)
+            if (heap_classes_table_[s])
+                heap_classes_table_[s]->in_dump = heap_classes_table_[s]->writable = false;
+    /* Keep only the new ones and those not linked when listed (their layouts may be readable
+     * now); the others are in the dump and pinned already. */
+    jint nnew = 0;
     for (jint i = 0; i < n; i++) {
+        jlong tag = 0;
+        const struct dump_class *c = NULL;
+        if (!fresh && (*denv)->GetTag(denv, classes[i], &tag) == JVMTI_ERROR_NONE)
+            c = heap_classes_of_tag((uint64_t)tag);
+        if (c && c->in_dump && (c->array_type || c->has_layout))
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+        else
+            classes[nnew++] = classes[i];
+    }
+    *added = 0;
+    /* Before anything else: a class the list names could unload from here on otherwise. */
+    if (nnew > 0)
+        pin_classes(denv, jni, classes, nnew);
+    int rc = 0;
+    for (jint i = 0; i < nnew; i++) {
         jclass k = classes[i];
         uint32_t serial = classes_serial_of(jvmti, k);
-        struct dump_class *c = entry(serial);
+        struct dump_class *c = serial ? entry(serial) : NULL;
         if (!c) {
-            rc = -1;
+            rc = serial ? -1 : rc; /* serial 0: the class cannot be inspected; left out */
         } else {
             jlong tag = 0;
             hprof_id id = class_id_of(serial);
             if ((*denv)->GetTag(denv, k, &tag) == JVMTI_ERROR_NONE && (hprof_id)tag != id)
                 (*denv)->SetTag(denv, k, (jlong)id);
+            /* Counted: classes new to the dump, and listed ones whose layout can be read now
+             * (one still not linked is retried by the next pass, not counted). */
+            bool was_whole = c->in_dump && (c->array_type || c->has_layout);
             if (!c->has_layout && c->array_type == 0)
                 read_layout(jvmti, jni, k, c);
+            *added += !was_whole && (!c->in_dump || c->array_type || c->has_layout);
             jboolean iface = JNI_FALSE;
             (*jvmti)->IsInterface(jvmti, k, &iface);
             c->is_interface = iface == JNI_TRUE;
@@ -495,11 +601,40 @@ int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
         (*jni)->DeleteLocalRef(jni, k);
     }
     jvmti_free(jvmti, classes);
-    if (rc == 0)
-        rc = link_elements();
+    if (nnew > 0 || fresh) {
+        mark_writable();
+        if (rc == 0)
+            rc = link_elements();
+    }
     if (rc != 0)
         log_error("out of memory reading classes for a heap dump");
     return rc;
+}
+
+int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
+{
+    measure_array_rule(jvmti, jni);
+    class_serial = serial_of_name(jvmti, jni, "java/lang/Class");
+    object_serial = serial_of_name(jvmti, jni, "java/lang/Object");
+    object_array_serial = serial_of_name(jvmti, jni, "[Ljava/lang/Object;");
+    /* First, as linking may load classes: the list below has them. */
+    if (cds_active(jvmti))
+        link_boot_classes(jvmti, jni);
+
+    if (!loaders_ready)
+        loaders_ready = idmap_init(&loaders, 256) == 0;
+    else
+        idmap_clear(&loaders);
+    heap_classes_release(jni);
+    uint32_t added = 0;
+    return add_loaded(jvmti, denv, jni, true, &added);
+}
+
+int heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
+{
+    uint32_t added = 0;
+    int rc = add_loaded(jvmti, denv, jni, false, &added);
+    return rc < 0 ? rc : (int)(added > INT32_MAX ? INT32_MAX : added);
 }
 
 void heap_classes_add_cp(struct dump_class *c, uint16_t index, hprof_id id)
@@ -539,7 +674,11 @@ void heap_classes_describe(const struct dump_class *c, struct hprof_class_dump *
     out->class_id = class_id_of(c->serial);
     out->trace_serial = HPROF_TRACE_SERIAL_NONE;
     out->super_id = c->super_id;
-    out->loader_id = c->walk_loader_id ? c->walk_loader_id : c->loader_id;
+    /* The loader the walk reported (instance classes), else the one read before the walk
+     * (array classes, whose class objects report none) if the walk wrote it. */
+    out->loader_id = c->walk_loader_id              ? c->walk_loader_id
+                     : loader_written(c->loader_id) ? c->loader_id
+                                                    : 0;
     out->signers_id = c->signers_id;
     out->domain_id = c->domain_id;
     out->instance_size = c->layout.instance_bytes;

@@ -24,6 +24,9 @@ struct dump_class {
     const char *name; /* Java source form ("java.lang.String", "int[]") */
     bool in_dump;     /* loaded at the last prepare: gets a CLASS DUMP */
     bool has_layout;
+    bool writable; /* an instance class whose layout and every superclass's layout were read
+                      (it was prepared when the dump listed it): its INSTANCE DUMPs can be
+                      written; instances of other classes are left out (heap_walk.c) */
     bool is_interface;
     uint8_t array_type; /* names_array_type(): 0, 2 (objects) or a primitive type */
     hprof_id super_id;  /* class id of the superclass, 0 for java.lang.Object */
@@ -46,8 +49,29 @@ struct dump_class {
 
 /* Registers every loaded class, reads the layouts not read yet, tags classes and loaders in
  * denv. jvmti: the agent's environment (class tags, class table). Returns 0, or -1 after
- * logging why. */
+ * logging why.
+ *
+ * The classes listed are pinned until heap_classes_release: their class objects are held in
+ * one Object[] under a JNI global reference (tagged heap_classes_pin_tag() in denv), so none
+ * of them can unload between the list and the walk, and the walk visits every one (its
+ * statics, loader, domain, signers), reachable or not. */
 int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
+
+/* Adds the classes loaded since heap_classes_prepare (or the last update) the same way, so
+ * that the walk, right after, meets as few unknown classes as possible. Returns how many it
+ * added (and retried: not linked before), or -1. */
+int heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
+
+/* The pinning arrays' tag in the dump environment (0 when there is none): the walk writes
+ * neither it nor its root. */
+uint64_t heap_classes_pin_tag(void);
+
+/* Drops the pin (after the walk). */
+void heap_classes_release(JNIEnv *jni);
+
+/* During the walk: the object tagged tag (in denv) was written. Class loaders are tagged by
+ * heap_classes_prepare; a CLASS DUMP names a loader only if it was written. */
+void heap_classes_note_written(uint64_t tag);
 
 /* The class of a class serial, NULL if unknown. Valid until the next prepare. */
 struct dump_class *heap_classes_get(uint32_t serial);

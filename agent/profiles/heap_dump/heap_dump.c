@@ -1,5 +1,6 @@
 #include "heap_dump.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,11 +26,17 @@
  * for tests), the clock read every PROGRESS_OBJECTS objects. */
 #define PROGRESS_INTERVAL_US 2000000u
 #define PROGRESS_OBJECTS 4096u
+/* Reads of the class list right before the walk: each takes the classes loaded during the
+ * one before, so each is shorter, and so is the time left for classes to appear unseen. */
+#define UPDATE_PASSES 4
 
 static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
     bool probed, addresses_ok;
+    bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
+    /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
+    atomic_bool vm_dying;
     unsigned sink_threads; /* for the output while dumping */
     uint64_t progress_us;  /* interval of progress lines */
 } st;
@@ -396,9 +403,13 @@ static enum walk_ids choose_ids(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
 static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
 {
     if (res->unknown_class)
-        log_warning("heap dump: %llu objects of classes loaded during the dump were left out "
-                    "or written as Object[]",
+        log_warning("heap dump: %llu objects of classes loaded or linked during the dump were "
+                    "left out or written as Object[]",
                     (unsigned long long)res->unknown_class);
+    if (res->refs_nulled || res->roots_left_out)
+        log_warning("heap dump: %llu references to objects left out were written as null, "
+                    "%llu roots of them left out",
+                    (unsigned long long)res->refs_nulled, (unsigned long long)res->roots_left_out);
     if (res->layout_mismatches)
         log_warning("heap dump: %llu field values did not fit their class layout and were "
                     "left out",
@@ -490,6 +501,8 @@ static void heap_dump(const struct dump_request *req)
         log_warning("heap dump skipped: the dumping thread has no JNI environment");
         return;
     }
+    if (st.vm_dying && req->reason != DUMP_AT_EXIT)
+        return; /* a SIGQUIT or command that waited for the exit dump: the VM is going */
     if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK) {
         (*jni)->ExceptionClear(jni);
         return;
@@ -512,6 +525,11 @@ static void heap_dump(const struct dump_request *req)
             emit_end();
             break;
         }
+        /* The classes loaded since the list: the shorter the time between the last list
+         * and the walk, the fewer objects of unknown classes the walk meets. */
+        for (int pass = 0; pass < UPDATE_PASSES && heap_classes_update(jvmti, denv, jni) > 0;
+             pass++)
+            ;
         heap_classes_write_names(w);
         for (size_t i = 0; i < d.nthreads; i++) {
             emit_thread(w, d.threads[i].serial);
@@ -540,6 +558,7 @@ static void heap_dump(const struct dump_request *req)
         heap_mirrors_prepare(jvmti, denv, jni);
     }
     heap_mirrors_release(jni);
+    heap_classes_release(jni);
     if (ids == WALK_IDS_TAGS) {
         /* Dropping the environment frees every tag the walk gave at once. */
         (*denv)->DisposeEnvironment(denv);
@@ -552,15 +571,18 @@ out:
 
 /* ---- the profile -------------------------------------------------------------------------- */
 
+/* With net= the profile runs whatever heap= says: the socket's DUMP HEAP command dumps the
+ * heap in any case, as the JDK 8 agent did. Exit and signal dumps only with heap=dump|all. */
 static bool heap_dump_enabled(const struct hprof_options *opts)
 {
-    return opts->heap_dump;
+    return opts->heap_dump || opts->net_host != NULL;
 }
 
 static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
 {
     (void)jvmti;
     (void)live;
+    st.heap_dump_option = opts->heap_dump;
     st.sink_threads = sink_threads(opts);
     const struct env_knobs *env = env_knobs();
     st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
@@ -570,8 +592,15 @@ static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bo
 
 static void heap_dump_dump(const struct dump_request *req)
 {
-    if (req->sections & DUMP_HEAP)
+    if ((req->sections & DUMP_HEAP) && (st.heap_dump_option || req->reason == DUMP_ON_COMMAND))
         heap_dump(req);
+}
+
+static void heap_dump_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    st.vm_dying = true;
 }
 
 const struct hprof_profile heap_dump_profile = {
@@ -579,4 +608,5 @@ const struct hprof_profile heap_dump_profile = {
     .enabled = heap_dump_enabled,
     .start = heap_dump_start,
     .dump = heap_dump_dump,
+    .vm_death = heap_dump_vm_death,
 };

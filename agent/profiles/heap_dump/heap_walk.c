@@ -15,6 +15,7 @@ enum visit_kind {
     VISIT_PRIM_ARRAY, /* written by the array callback; pending until it comes */
     VISIT_CLASS,      /* a class object of the dump: its statics and references */
     VISIT_HOLDER,     /* heap_mirrors' holder: its elements are noted, it is not written */
+    VISIT_PIN,        /* heap_classes' pin of the listed classes: not written */
     VISIT_SKIP,       /* nothing to write (a class object of no dumped class, unknown class) */
 };
 
@@ -25,11 +26,13 @@ struct walk {
     uint64_t class_class_tag;        /* tag of java.lang.Class's class object */
     struct dump_class *object_array; /* java.lang.Object[], for arrays of unknown class */
     uint64_t holder_tag;             /* heap_mirrors' holder */
+    uint64_t pin_tag;                /* heap_classes' pin */
 
     /* The object being visited. */
     enum visit_kind kind;
     uint64_t key; /* address (WALK_IDS_ADDRESSES) or tag: what identifies it in callbacks */
     hprof_id id;
+    uint64_t own_tag;
     struct dump_class *cls;
     uint64_t size;
     uint32_t len;
@@ -141,6 +144,8 @@ static void finish_visit(struct walk *W)
     case VISIT_INSTANCE:
         W->out->instance(W->out->ctx, W->cls, W->id, W->size, W->values);
         R->instances++;
+        if (W->own_tag)
+            heap_classes_note_written(W->own_tag);
         break;
     case VISIT_OBJ_ARRAY:
         if (!W->len_known) /* never happens: every visited array was referenced first */
@@ -169,9 +174,14 @@ static void begin_visit(struct walk *W, uint64_t key, hprof_id id, jlong class_t
     finish_visit(W);
     W->key = key;
     W->id = id;
+    W->own_tag = (uint64_t)own_tag;
     W->kind = VISIT_SKIP;
     if ((uint64_t)own_tag == W->holder_tag && own_tag != 0) {
         W->kind = VISIT_HOLDER;
+        return;
+    }
+    if ((uint64_t)own_tag == W->pin_tag && own_tag != 0) {
+        W->kind = VISIT_PIN;
         return;
     }
     struct dump_class *c = heap_classes_of_tag((uint64_t)class_tag);
@@ -184,11 +194,13 @@ static void begin_visit(struct walk *W, uint64_t key, hprof_id id, jlong class_t
         }
         return;
     }
-    if (!c || !c->in_dump) {
+    if (!c || !c->in_dump || (!c->array_type && !c->writable)) {
         W->res->unknown_class++;
         /* An object array of an array class made after the dump read the classes (the only
-         * kind of class without a ClassPrepare event): write it as an Object[]. */
-        if (!W->object_array || !idmap_get(&W->pending_arrays, key, NULL, NULL))
+         * kind of class without a ClassPrepare event): write it as an Object[]. An instance
+         * of a class loaded (or linked) since then is left out: its layout is not known. */
+        if ((c && !c->array_type) || !W->object_array ||
+            !idmap_get(&W->pending_arrays, key, NULL, NULL))
             return;
         c = W->object_array;
     }
@@ -221,6 +233,25 @@ static void begin_visit(struct walk *W, uint64_t key, hprof_id id, jlong class_t
 }
 
 /* ---- references ------------------------------------------------------------------------- */
+
+/* Whether the object a reference callback reports (class_tag, own_tag, length as given) gets
+ * a record of its own in this dump, decided as begin_visit will decide it when it is visited:
+ * a reference to an object that will not be written is written as null (and counted), so no
+ * reference in the dump names an object that is not in it. */
+static bool will_write(const struct walk *W, jlong class_tag, jlong own_tag, jint length)
+{
+    if (own_tag != 0 && ((uint64_t)own_tag == W->holder_tag || (uint64_t)own_tag == W->pin_tag))
+        return false;
+    if ((uint64_t)class_tag == W->class_class_tag && class_tag != 0)
+        return true; /* a CLASS DUMP, or an INSTANCE DUMP of java.lang.Class (loose classes) */
+    const struct dump_class *c = heap_classes_of_tag((uint64_t)class_tag);
+    if (length >= 0) { /* an array; of an unknown class, written as an Object[] */
+        if (c && c->in_dump)
+            return true;
+        return (!c || c->array_type == HPROF_TYPE_OBJECT) && W->object_array != NULL;
+    }
+    return c && c->in_dump && !c->array_type && c->writable;
+}
 
 /* Bookkeeping of a referenced object: sizes the visit will not report. */
 static void note_referree(struct walk *W, jlong class_tag, jlong size, jlong own_tag, jint length,
@@ -296,6 +327,8 @@ static void class_reference(struct walk *W, jvmtiHeapReferenceKind kind,
                             const jvmtiHeapReferenceInfo *info, hprof_id id)
 {
     struct dump_class *c = W->cls;
+    if (!c->array_type && !c->has_layout) /* not linked when listed: no statics written */
+        return;
     switch (kind) {
     case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
         c->walk_loader_id = id;
@@ -307,7 +340,7 @@ static void class_reference(struct walk *W, jvmtiHeapReferenceKind kind,
         c->signers_id = id;
         break;
     case JVMTI_HEAP_REFERENCE_CONSTANT_POOL:
-        if (info->constant_pool.index >= 0 && info->constant_pool.index <= 0xFFFF)
+        if (id && info->constant_pool.index >= 0 && info->constant_pool.index <= 0xFFFF)
             heap_classes_add_cp(c, (uint16_t)info->constant_pool.index, id);
         break;
     case JVMTI_HEAP_REFERENCE_STATIC_FIELD: {
@@ -339,9 +372,14 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         return JVMTI_VISIT_ABORT;
     }
     note_referree(W, class_tag, size, *tag_ptr, length, key, id);
+    bool kept = will_write(W, class_tag, *tag_ptr, length);
     if (!referrer_tag_ptr) {
-        if ((uint64_t)*tag_ptr != W->holder_tag || W->holder_tag == 0)
+        bool ours = *tag_ptr != 0 &&
+                    ((uint64_t)*tag_ptr == W->holder_tag || (uint64_t)*tag_ptr == W->pin_tag);
+        if (kept)
             write_root(W, kind, info, id, *tag_ptr);
+        else if (!ours)
+            W->res->roots_left_out++;
         return JVMTI_VISIT_OBJECTS;
     }
     uint64_t rkey;
@@ -355,6 +393,9 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     }
     if (rkey != W->key || W->kind == VISIT_NONE)
         begin_visit(W, rkey, rid, referrer_class_tag, *referrer_tag_ptr);
+    /* From here on id is what the referrer's record holds. */
+    if (!kept)
+        id = 0;
 
     switch (W->kind) {
     case VISIT_INSTANCE:
@@ -362,10 +403,12 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
             jint i = info->field.index;
             const struct class_layout *l = &W->cls->layout;
             int32_t slot = i >= 0 && (uint32_t)i < l->nindex ? l->slot_of_index[i] : -1;
-            if (slot >= 0 && l->instance[slot].type == HPROF_TYPE_OBJECT)
+            if (slot >= 0 && l->instance[slot].type == HPROF_TYPE_OBJECT) {
                 W->values[slot].obj = id;
-            else
+                W->res->refs_nulled += !kept;
+            } else {
                 W->res->layout_mismatches++;
+            }
         }
         break;
     case VISIT_OBJ_ARRAY:
@@ -380,10 +423,12 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
                 W->len = i + 1;
             }
             W->elems[i] = id;
+            W->res->refs_nulled += !kept;
         }
         break;
     case VISIT_CLASS:
         class_reference(W, kind, info, id);
+        W->res->refs_nulled += !kept;
         break;
     case VISIT_HOLDER:
         if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT && info->array.index >= 0)
@@ -456,7 +501,8 @@ static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind,
             W->values[slot] = value_of(value);
         else
             W->res->layout_mismatches++;
-    } else if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD && W->kind == VISIT_CLASS) {
+    } else if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD && W->kind == VISIT_CLASS &&
+               (W->cls->array_type || W->cls->has_layout)) {
         struct dump_class *c = W->cls;
         int32_t slot = i >= 0 && (uint32_t)i < c->layout.nindex ? c->layout.static_of_index[i] : -1;
         if (slot >= 0 && c->statics[slot].field.type == t)
@@ -504,6 +550,7 @@ static int walk_init(struct walk *W, enum walk_ids ids, const struct walk_out *o
     W->class_class_tag = cs ? tag_make(TAG_SITE_CLASS, cs) : 0;
     W->object_array = heap_classes_get(heap_classes_object_array_serial());
     W->holder_tag = heap_mirrors_holder_tag();
+    W->pin_tag = heap_classes_pin_tag();
     if (idmap_init(&W->pending_arrays, 1 << 16) != 0 || idmap_init(&W->loose_classes, 64) != 0)
         return -1;
     return 0;

@@ -61,6 +61,8 @@ struct heap_walk_result {
     uint64_t unknown_class;       /* objects of classes the dump did not know (written as
                                      their nearest known kind, see heap_walk.c) */
     uint64_t layout_mismatches;   /* field indexes the class layout did not expect */
+    uint64_t refs_nulled;         /* references to objects left out, written as null */
+    uint64_t roots_left_out;      /* roots of objects left out */
     bool aborted;                 /* stopped by out->stop */
     bool layout_broken;           /* WALK_IDS_ADDRESSES: the VM's callback layout changed */
     bool failed;                  /* FollowReferences failed, or out of memory */
