@@ -295,7 +295,13 @@ START_TEST(command_line)
     ck_assert_ptr_nonnull(strstr(md, "| 🔴 | self | `A.a` | samples | 4000 (40.0%) | "
                                      "4600 (46.0%) | **+6.0 pts (+15%, z 8.6)** |"));
     const char *html = slurp(tmp("out.html"));
-    ck_assert_ptr_nonnull(strstr(html, "\"n\":\"A.main\",\"b\":1,\"v\":1,\"c\":["));
+    /* one flame page (tools/flame) in an iframe's srcdoc, quotes escaped: the tree in preorder,
+     * [name, kind, children, base, new] per node: all -> A.main -> (lambda -> A.a), A.b */
+    ck_assert_ptr_nonnull(strstr(html, "<iframe class=\"flame\""));
+    ck_assert_ptr_nonnull(strstr(html, "&quot;names&quot;:[&quot;all&quot;,&quot;A.main&quot;,"));
+    ck_assert_ptr_nonnull(strstr(html, "&quot;nodes&quot;:[0,0,1,10000,10000,1,2,2,10000,10000,"));
+    ck_assert_ptr_nonnull(strstr(html, ",2,0,4000,4600,"));
+    ck_assert_ptr_nonnull(strstr(html, ",2,0,6000,5400]"));
     ck_assert_ptr_null(strstr(html, "http"));
     const char *loose[] = {"hprof-diff", "--growth", "20", "--text", tmp("o"), a, b};
     ck_assert_int_eq(run(7, loose), 0);
