@@ -11,6 +11,7 @@
  * and pass the structural check, with its instrumentation where it should be.
  *
  * The JVM's verifier and real execution are the other half: java-tests/rewriter. */
+#include "check_helpers.h"
 #include <check.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -1521,9 +1522,5 @@ int main(void)
     tcase_add_test(r, test_jdk_images);
     tcase_set_timeout(r, 600);
     suite_add_tcase(s, r);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }
