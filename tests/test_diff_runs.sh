@@ -235,6 +235,29 @@ if grep -q '<iframe class="flame"' "$tmp/d.html" && grep -q '<title>CPU SAMPLES:
 else
     bad "HTML"
 fi
+# the colours the page draws: tools/flame paints a frame red when its share of the total grew,
+# blue when it shrank (base -> new); alpha's must grow and beta's shrink
+colours=$(python3 - "$tmp/d.html" <<'PY'
+import html, json, re, sys
+page = open(sys.argv[1]).read()
+for doc in re.findall(r'srcdoc="([^"]*)"', page):
+    inner = html.unescape(doc)
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', inner, re.S)
+    d = json.loads(data.group(1))
+    w, raw, names = 3 + d["nvalues"], d["nodes"], d["names"]
+    nodes = [raw[i:i + w] for i in range(0, len(raw), w)]
+    b0, n0 = nodes[0][3], nodes[0][4]
+    for n in nodes:
+        if names[n[0]] in ("DiffWorkload.alpha", "DiffWorkload.beta"):
+            print(names[n[0]], "red" if n[4] / n0 >= n[3] / b0 else "blue")
+PY
+)
+if [ "$colours" = "DiffWorkload.alpha red
+DiffWorkload.beta blue" ]; then
+    ok "HTML: alpha red, beta blue"
+else
+    bad "HTML colours: $colours"
+fi
 # the flame page's script draws the graph: a headless browser marks the frame rendered
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$browser" ]; then
