@@ -6,6 +6,40 @@
 #include <string.h>
 #include <unistd.h>
 
+int run_suite(Suite *s)
+{
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static char tmpdir[256];
+
+void scratch_dir_make(const char *prefix)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/%s.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             prefix);
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+void scratch_dir_remove(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+const char *scratch_path(const char *name)
+{
+    static char buf[8][400];
+    static int i;
+    i = (i + 1) % 8;
+    snprintf(buf[i], sizeof buf[i], "%s/%s", tmpdir, name);
+    return buf[i];
+}
+
 static int saved_stderr = -1;
 static char capture_path[64];
 
@@ -55,4 +89,12 @@ uint8_t *read_file(const char *path, size_t *len)
     fclose(f);
     *len = (size_t)n;
     return d;
+}
+
+void write_text_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
 }

@@ -1,10 +1,22 @@
-/* Helpers several Check unit tests share: capturing what the code under test writes on stderr,
- * counting substrings, reading a whole file. They fail the running test on errors. */
+/* Helpers several Check unit tests share: running a suite, a scratch directory per test,
+ * capturing what the code under test writes on stderr, counting substrings, reading and writing
+ * whole files. They fail the running test on errors. */
 #ifndef HPROF_CHECK_HELPERS_H
 #define HPROF_CHECK_HELPERS_H
 
+#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Runs every test of s and frees it: main()'s exit status, EXIT_SUCCESS when none failed. */
+int run_suite(Suite *s);
+
+/* A fresh $TMPDIR/<prefix>.XXXXXX (call from a checked fixture's setup) and its removal with
+ * all it holds (from the teardown). scratch_path() is name inside it; each result stays valid for
+ * the next 7 calls. */
+void scratch_dir_make(const char *prefix);
+void scratch_dir_remove(void);
+const char *scratch_path(const char *name);
 
 /* Redirects fd 2 into a temporary file until capture_end, which returns what was written
  * (up to 64 KiB, NUL-terminated; free it). Not nested. */
@@ -16,5 +28,8 @@ int count_of(const char *hay, const char *needle);
 
 /* The whole file (malloc'ed, one spare byte at the end), its size in *len. */
 uint8_t *read_file(const char *path, size_t *len);
+
+/* Writes text to path (created or truncated). */
+void write_text_file(const char *path, const char *text);
 
 #endif

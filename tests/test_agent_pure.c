@@ -1,5 +1,6 @@
 /* Unit tests of the agent's pure C parts: the key map under every table, the append-only
  * segmented array, and class-name conversion. */
+#include "check_helpers.h"
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,9 +160,5 @@ int main(void)
     tcase_add_test(tc, names_array_types);
     tcase_add_test(tc, ranking_sorts_and_cuts);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -1,5 +1,6 @@
 /* Unit tests of the socket command protocol: the streaming parser (every command, every
  * error, any chunking), the encoder, and the text commands of tools/hprof-listen. */
+#include "check_helpers.h"
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -590,9 +591,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(suite());
 }

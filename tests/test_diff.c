@@ -4,6 +4,7 @@
  * include/exclude, the rules file, the outputs, exit statuses. Runs under ASan and UBSan.
  * The real-run tests are tests/test_diff_runs.sh.
  */
+#include "check_helpers.h"
 #include "diff.h"
 
 #include <check.h>
@@ -16,37 +17,14 @@
 
 int hprof_diff_main(int argc, char **argv);
 
-static char tmpdir[256];
-
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_diff.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    scratch_dir_make("test_diff");
 }
 
 static void teardown(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *tmp(const char *name)
-{
-    static char buf[8][400];
-    static int i;
-    i = (i + 1) % 8;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", tmpdir, name);
-    return buf[i];
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
+    scratch_dir_remove();
 }
 
 /* An ascii cpu=samples profile: main -> a (na samples), main -> b (nb samples); the lambda's
@@ -65,8 +43,8 @@ static const char *cpu_file(const char *name, unsigned na, unsigned nb, const ch
              "   2 50.00%% 100.00%% %7u 300002 A.b\n"
              "CPU SAMPLES END\n",
              addr, na + nb, na, nb);
-    const char *p = tmp(name);
-    write_file(p, text);
+    const char *p = scratch_path(name);
+    write_text_file(p, text);
     return p;
 }
 
@@ -137,23 +115,23 @@ START_TEST(shares_and_z)
 
     /* the thresholds one at a time */
     th.growth = 0.16;
-    t = cpu_table(tmp("c"), tmp("d"), &th, NULL);
+    t = cpu_table(scratch_path("c"), scratch_path("d"), &th, NULL);
     ck_assert_int_eq(t->regressions, 0);
     diff_table_free(t);
     diff_thresholds_default(DK_CPU, &th);
     th.delta_share = 0.07;
-    t = cpu_table(tmp("c"), tmp("d"), &th, NULL);
+    t = cpu_table(scratch_path("c"), scratch_path("d"), &th, NULL);
     ck_assert_int_eq(t->regressions, 0);
     diff_table_free(t);
     diff_thresholds_default(DK_CPU, &th);
     th.min_share = 0.50; /* A.a is 40-46%: not judged */
-    t = cpu_table(tmp("c"), tmp("d"), &th, NULL);
+    t = cpu_table(scratch_path("c"), scratch_path("d"), &th, NULL);
     ck_assert_int_eq(find(t, DG_SELF, "A.a")->verdict, DV_NOT_JUDGED);
     ck_assert_int_eq(t->regressions, 0);
     diff_table_free(t);
     diff_thresholds_default(DK_CPU, &th);
     th.z = 0; /* the first pair, without the z test */
-    t = cpu_table(tmp("a"), tmp("b"), &th, NULL);
+    t = cpu_table(scratch_path("a"), scratch_path("b"), &th, NULL);
     ck_assert_int_eq(t->regressions, 4);
     diff_table_free(t);
 }
@@ -173,7 +151,7 @@ START_TEST(patterns)
     diff_table_free(t);
     diff_patterns_free(&pat);
     diff_patterns_add(&pat.include, &pat.ninclude, "A.main;*");
-    t = cpu_table(tmp("c"), tmp("d"), &th, &pat);
+    t = cpu_table(scratch_path("c"), scratch_path("d"), &th, &pat);
     ck_assert_int_eq(t->regressions, 1); /* the stack only */
     ck_assert_int_eq(find(t, DG_STACK, "A.main;A$$Lambda$1.run;A.a")->verdict, DV_REGRESSION);
     ck_assert_int_eq(find(t, DG_SELF, "A.a")->verdict, DV_NOT_JUDGED);
@@ -220,12 +198,14 @@ START_TEST(rules_file)
     struct diff_thresholds th;
     struct diff_patterns pat = {0};
     char err[512];
-    write_file(tmp("rules"), "# rules\ngrowth 20%   # relative\n"
-                             "min-share = 2\nexclude java.*\n"
-                             "[sites]\ngrowth 30\njudge alloc_objects\ninclude com.*\n"
-                             "[cpu]\nz 4\n");
+    write_text_file(scratch_path("rules"),
+                    "# rules\ngrowth 20%   # relative\n"
+                    "min-share = 2\nexclude java.*\n"
+                    "[sites]\ngrowth 30\njudge alloc_objects\ninclude com.*\n"
+                    "[cpu]\nz 4\n");
     diff_thresholds_default(DK_SITES, &th);
-    ck_assert_int_eq(diff_rules_load(tmp("rules"), DK_SITES, &th, &pat, err, sizeof err), 0);
+    ck_assert_int_eq(diff_rules_load(scratch_path("rules"), DK_SITES, &th, &pat, err, sizeof err),
+                     0);
     ck_assert_double_eq_tol(th.growth, 0.30, 1e-12);
     ck_assert_double_eq_tol(th.min_share, 0.02, 1e-12);
     ck_assert_double_eq_tol(th.z, 3, 1e-12);
@@ -234,7 +214,7 @@ START_TEST(rules_file)
     ck_assert_uint_eq(pat.ninclude, 1);
     diff_patterns_free(&pat);
     diff_thresholds_default(DK_CPU, &th);
-    ck_assert_int_eq(diff_rules_load(tmp("rules"), DK_CPU, &th, &pat, err, sizeof err), 0);
+    ck_assert_int_eq(diff_rules_load(scratch_path("rules"), DK_CPU, &th, &pat, err, sizeof err), 0);
     ck_assert_double_eq_tol(th.growth, 0.20, 1e-12);
     ck_assert_double_eq_tol(th.z, 4, 1e-12);
     ck_assert_uint_eq(th.judge, 0);
@@ -248,9 +228,10 @@ START_TEST(rules_file)
                                         "rules2:1: bad value",    "rules2:1: bad value",
                                         "rules2:4: bad value"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        write_file(tmp("rules2"), bad[i]);
+        write_text_file(scratch_path("rules2"), bad[i]);
         diff_thresholds_default(DK_CPU, &th);
-        ck_assert_int_eq(diff_rules_load(tmp("rules2"), DK_CPU, &th, &pat, err, sizeof err), -1);
+        ck_assert_int_eq(
+            diff_rules_load(scratch_path("rules2"), DK_CPU, &th, &pat, err, sizeof err), -1);
         ck_assert_msg(strstr(err, where[i]), "%s: %s", bad[i], err);
         diff_patterns_free(&pat);
     }
@@ -270,40 +251,48 @@ static char *slurp(const char *path)
 
 START_TEST(command_line)
 {
-    char a[400], b[400]; /* tmp()'s buffers are reused */
+    char a[400], b[400]; /* scratch_path()'s buffers are reused */
     snprintf(a, sizeof a, "%s", cpu_file("a", 4000, 6000, "0x1"));
     snprintf(b, sizeof b, "%s", cpu_file("b", 4600, 5400, "0x2"));
-    const char *same[] = {"hprof-diff", "--text", tmp("out.txt"), a, a};
+    const char *same[] = {"hprof-diff", "--text", scratch_path("out.txt"), a, a};
     ck_assert_int_eq(run(5, same), 0);
     const char *grew[] = {"hprof-diff",
                           "--json",
-                          tmp("out.json"),
+                          scratch_path("out.json"),
                           "--markdown",
-                          tmp("out.md"),
+                          scratch_path("out.md"),
                           "--html",
-                          tmp("out.html"),
+                          scratch_path("out.html"),
                           a,
                           b};
     ck_assert_int_eq(run(9, grew), 1);
-    const char *j = slurp(tmp("out.json"));
+    const char *j = slurp(scratch_path("out.json"));
     ck_assert_ptr_nonnull(strstr(j, "{\"regressions\":4,\"comparisons\":[{\"kind\":\"cpu\""));
     ck_assert_ptr_nonnull(strstr(j, "{\"group\":\"self\",\"key\":\"A.a\",\"verdict\":"
                                     "\"regression\",\"flagged\":[\"samples\"],\"base\":[4000],"
                                     "\"new\":[4600],\"base_share\":[0.4],\"new_share\":[0.46]"));
-    const char *md = slurp(tmp("out.md"));
+    const char *md = slurp(scratch_path("out.md"));
     ck_assert_ptr_nonnull(strstr(md, "## hprof-diff: regression\n"));
     ck_assert_ptr_nonnull(strstr(md, "| 🔴 | self | `A.a` | samples | 4000 (40.0%) | "
                                      "4600 (46.0%) | **+6.0 pts (+15%, z 8.6)** |"));
-    const char *html = slurp(tmp("out.html"));
-    ck_assert_ptr_nonnull(strstr(html, "\"n\":\"A.main\",\"b\":1,\"v\":1,\"c\":["));
+    const char *html = slurp(scratch_path("out.html"));
+    /* one flame page (tools/flame) in an iframe's srcdoc, quotes escaped: the tree in preorder,
+     * [name, kind, children, base, new] per node: all -> A.main -> (lambda -> A.a), A.b */
+    ck_assert_ptr_nonnull(strstr(html, "<iframe class=\"flame\""));
+    ck_assert_ptr_nonnull(strstr(html, "&quot;names&quot;:[&quot;all&quot;,&quot;A.main&quot;,"));
+    ck_assert_ptr_nonnull(strstr(html, "&quot;nodes&quot;:[0,0,1,10000,10000,1,2,2,10000,10000,"));
+    ck_assert_ptr_nonnull(strstr(html, ",2,0,4000,4600,"));
+    ck_assert_ptr_nonnull(strstr(html, ",2,0,6000,5400]"));
     ck_assert_ptr_null(strstr(html, "http"));
-    const char *loose[] = {"hprof-diff", "--growth", "20", "--text", tmp("o"), a, b};
+    const char *loose[] = {"hprof-diff", "--growth", "20", "--text", scratch_path("o"), a, b};
     ck_assert_int_eq(run(7, loose), 0);
-    write_file(tmp("r"), "[cpu]\ngrowth 20\n");
-    const char *ruled[] = {"hprof-diff", "--rules", tmp("r"), "--text", tmp("o"), a, b};
+    write_text_file(scratch_path("r"), "[cpu]\ngrowth 20\n");
+    const char *ruled[] = {
+        "hprof-diff", "--rules", scratch_path("r"), "--text", scratch_path("o"), a, b};
     ck_assert_int_eq(run(7, ruled), 0);
-    const char *wins[] = {"hprof-diff", "--rules", tmp("r"), "--growth", "10",
-                          "--text",     tmp("o"),  a,        b};
+    const char *wins[] = {"hprof-diff",      "--rules", scratch_path("r"),
+                          "--growth",        "10",      "--text",
+                          scratch_path("o"), a,         b};
     ck_assert_int_eq(run(9, wins), 1);
 
     /* exit 2 */
@@ -315,11 +304,12 @@ START_TEST(command_line)
     ck_assert_int_eq(run(5, bad3), 2);
     const char *bad4[] = {"hprof-diff", "--kind", "sites", a, b};
     ck_assert_int_eq(run(5, bad4), 2);
-    const char *bad5[] = {"hprof-diff", a, tmp("missing")};
+    const char *bad5[] = {"hprof-diff", a, scratch_path("missing")};
     ck_assert_int_eq(run(3, bad5), 2);
-    write_file(tmp("cut"), "JAVA PROFILE 1.0.1, created Tue Nov 24 15:24:29 2026\n--------\n"
-                           "CPU SAMPLES BEGIN (total = 4) Tue Nov 24 15:24:29 2026\n");
-    const char *bad6[] = {"hprof-diff", a, tmp("cut")};
+    write_text_file(scratch_path("cut"),
+                    "JAVA PROFILE 1.0.1, created Tue Nov 24 15:24:29 2026\n--------\n"
+                    "CPU SAMPLES BEGIN (total = 4) Tue Nov 24 15:24:29 2026\n");
+    const char *bad6[] = {"hprof-diff", a, scratch_path("cut")};
     ck_assert_int_eq(run(3, bad6), 2);
     const char *bad7[] = {"hprof-diff", "--section", "3", a, b};
     ck_assert_int_eq(run(5, bad7), 2);
@@ -338,9 +328,5 @@ int main(void)
     tcase_add_test(tc, rules_file);
     tcase_add_test(tc, command_line);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -228,19 +228,43 @@ hd 2 --rules "$tmp/badrules" "$tmp/h1.txt" "$tmp/h2.txt" && grep -q "badrules:1:
 "$diff" --markdown "$tmp/d.md" --html "$tmp/d.html" "$tmp/s1.txt" "$tmp/s2.txt"
 [ $? = 1 ] && grep -q '^| 🔴 | total | `DiffWorkload.alpha` | samples |' "$tmp/d.md" &&
     ok "Markdown lists the regression" || bad "Markdown: $(cat "$tmp/d.md")"
-if grep -q 'var GRAPHS=\[{"title":"CPU SAMPLES' "$tmp/d.html" && grep -q '"n":"DiffWorkload.alpha"' "$tmp/d.html" &&
+if grep -q '<iframe class="flame"' "$tmp/d.html" && grep -q '<title>CPU SAMPLES: samples</title>' "$tmp/d.html" &&
+    grep -q '&quot;DiffWorkload.alpha&quot;' "$tmp/d.html" &&
     ! grep -qi 'https\?:' "$tmp/d.html"; then
     ok "HTML: self-contained, with the stacks"
 else
     bad "HTML"
 fi
-# the page's script draws the frames: a headless browser's DOM holds alpha's red frame
+# the colours the page draws: tools/flame paints a frame red when its share of the total grew,
+# blue when it shrank (base -> new); alpha's must grow and beta's shrink
+colours=$(python3 - "$tmp/d.html" <<'PY'
+import html, json, re, sys
+page = open(sys.argv[1]).read()
+for doc in re.findall(r'srcdoc="([^"]*)"', page):
+    inner = html.unescape(doc)
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', inner, re.S)
+    d = json.loads(data.group(1))
+    w, raw, names = 3 + d["nvalues"], d["nodes"], d["names"]
+    nodes = [raw[i:i + w] for i in range(0, len(raw), w)]
+    b0, n0 = nodes[0][3], nodes[0][4]
+    for n in nodes:
+        if names[n[0]] in ("DiffWorkload.alpha", "DiffWorkload.beta"):
+            print(names[n[0]], "red" if n[4] / n0 >= n[3] / b0 else "blue")
+PY
+)
+if [ "$colours" = "DiffWorkload.alpha red
+DiffWorkload.beta blue" ]; then
+    ok "HTML: alpha red, beta blue"
+else
+    bad "HTML colours: $colours"
+fi
+# the flame page's script draws the graph: a headless browser marks the frame rendered
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$browser" ]; then
     timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$tmp/d.html" \
         >"$tmp/dom.html" 2>/dev/null
-    if grep -q 'background: rgb(235, [0-9]*, [0-9]*);">DiffWorkload.alpha<' "$tmp/dom.html"; then
-        ok "HTML drawn by chromium: alpha in red"
+    if grep -q 'data-state="rendered" data-title="CPU SAMPLES: samples"' "$tmp/dom.html"; then
+        ok "HTML drawn by chromium"
     else
         bad "HTML not drawn: $(head -c 500 "$tmp/dom.html")"
     fi

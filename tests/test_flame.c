@@ -1,5 +1,6 @@
 /* tools/flame: the frame tree (merging, values up to the root, one and two values) and its
  * HTML (the data spliced into the template, names escaped so no frame name ends the script). */
+#include "check_helpers.h"
 #include "flame.h"
 
 #include <check.h>
@@ -105,9 +106,5 @@ int main(void)
     tcase_add_test(tc, test_many_nodes);
     tcase_add_test(tc, test_html);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -1,5 +1,6 @@
 /* Unit tests of heap=dump's pure parts: JVMTI field index -> INSTANCE DUMP slot layouts, the
  * object-array size rule, the id map of the heap walk, and the spool that holds a dump back. */
+#include "check_helpers.h"
 #include <check.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -273,9 +274,5 @@ int main(void)
     tcase_add_test(t, spool_replays_every_record_in_order);
     tcase_add_test(t, spool_of_nothing_replays_nothing);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -1,6 +1,7 @@
 /* Unit tests of monitor=y's pure parts: the contention table, the nanosecond -> millisecond
  * MONITOR TIME rows (the JDK 8 agent divided milliseconds as if they were nanoseconds), and
  * the thread status letters. */
+#include "check_helpers.h"
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -248,9 +249,5 @@ int main(void)
     tcase_add_test(tc, status_letters_from_jvmti_state);
     tcase_add_test(tc, virtual_thread_capability_bit);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

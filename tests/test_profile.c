@@ -3,6 +3,7 @@
  * agent's own writers (writer/), ascii and binary, plain and gzip, with known numbers; on
  * ascii files of real runs (tests/data/profile/); and on broken input.
  */
+#include "check_helpers.h"
 #include "profile.h"
 #include "sink.h"
 #include "writer.h"
@@ -17,29 +18,14 @@
 #define PROFILE_DATA "tests/data/profile"
 #endif
 
-static char tmpdir[256];
-
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_profile.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    scratch_dir_make("test_profile");
 }
 
 static void teardown(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *tmp(const char *name)
-{
-    static char buf[4][400];
-    static int i;
-    i = (i + 1) % 4;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", tmpdir, name);
-    return buf[i];
+    scratch_dir_remove();
 }
 
 /* ---- the profile the writers write ----------------------------------------------------- */
@@ -189,7 +175,7 @@ static void check_trace(const struct hprof_profile *p, uint32_t ti, const char *
 
 static void check_samples(bool binary, bool gzip)
 {
-    const char *path = tmp(gzip ? "s.gz" : "s");
+    const char *path = scratch_path(gzip ? "s.gz" : "s");
     write_profile(path, binary, gzip, 1 | 2 | 32);
     struct hprof_profile *p = load(path, 0);
     ck_assert(p->binary == binary);
@@ -275,7 +261,7 @@ END_TEST
 /* "-": stdin, here a gzip binary file and a plain ascii one */
 START_TEST(test_stdin)
 {
-    const char *b = tmp("in.hprof.gz"), *a = tmp("in.txt");
+    const char *b = scratch_path("in.hprof.gz"), *a = scratch_path("in.txt");
     write_profile(b, true, true, 1);
     write_profile(a, false, false, 16);
     ck_assert_ptr_nonnull(freopen(b, "rb", stdin));
@@ -299,7 +285,7 @@ END_TEST
 /* two heap dumps: the last, or the first asked for */
 static void check_two_dumps(bool binary)
 {
-    const char *path = tmp("dumps");
+    const char *path = scratch_path("dumps");
     write_profile(path, binary, false, 32 | 64);
     struct hprof_profile *p = load(path, 0);
     const struct hprof_section *s = &p->sections[HPROF_HEAP_CLASSES];
@@ -327,7 +313,7 @@ END_TEST
 
 START_TEST(test_ascii_times_old_monitors)
 {
-    const char *path = tmp("t.txt");
+    const char *path = scratch_path("t.txt");
     write_profile(path, false, false, 4 | 8 | 16);
     struct hprof_profile *p = load(path, 0);
     const struct hprof_section *s = &p->sections[HPROF_CPU_TIME];
@@ -369,7 +355,7 @@ END_TEST
 /* ascii ms rows: the total shared by largest remainder, not each row rounded on its own */
 START_TEST(test_ascii_ms_shared)
 {
-    FILE *f = fopen(tmp("ms.txt"), "w");
+    FILE *f = fopen(scratch_path("ms.txt"), "w");
     /* 7 ms over rows of 33.33% 33.33% 33.34% (all rows): 2.33 + 2.33 + 2.33 rounded alone
      * give 6; shared, the largest remainder (the third row) gets the 7th ms */
     fputs("JAVA PROFILE 1.0.1, created Sat Nov 21 04:53:34 2026\n\n--------\n\n"
@@ -390,7 +376,7 @@ START_TEST(test_ascii_ms_shared)
           "MONITOR TIME END\n",
           f);
     fclose(f);
-    struct hprof_profile *p = load(tmp("ms.txt"), 0);
+    struct hprof_profile *p = load(scratch_path("ms.txt"), 0);
     const struct hprof_section *s = &p->sections[HPROF_CPU_TIME];
     ck_assert_uint_eq(s->nrows, 3);
     ck_assert_uint_eq(s->rows[0].v[0], 2);
@@ -468,31 +454,31 @@ static void expect_error(const char *path, const char *what)
 
 START_TEST(test_truncated)
 {
-    const char *b = tmp("full.hprof"), *a = tmp("full.txt");
+    const char *b = scratch_path("full.hprof"), *a = scratch_path("full.txt");
     write_profile(b, true, false, 1 | 2 | 32);
     write_profile(a, false, false, 1 | 2);
-    cut(b, tmp("cut.hprof"), 7);
-    expect_error(tmp("cut.hprof"), "truncated");
-    cut(a, tmp("cut.txt"), 30); /* inside SITES */
-    expect_error(tmp("cut.txt"), "truncated: the file ends inside the SITES section");
-    write_profile(tmp("full.hprof.gz"), true, true, 1 | 2 | 32);
-    cut(tmp("full.hprof.gz"), tmp("cut.hprof.gz"), 20);
-    expect_error(tmp("cut.hprof.gz"), "gzip");
+    cut(b, scratch_path("cut.hprof"), 7);
+    expect_error(scratch_path("cut.hprof"), "truncated");
+    cut(a, scratch_path("cut.txt"), 30); /* inside SITES */
+    expect_error(scratch_path("cut.txt"), "truncated: the file ends inside the SITES section");
+    write_profile(scratch_path("full.hprof.gz"), true, true, 1 | 2 | 32);
+    cut(scratch_path("full.hprof.gz"), scratch_path("cut.hprof.gz"), 20);
+    expect_error(scratch_path("cut.hprof.gz"), "gzip");
 }
 END_TEST
 
 START_TEST(test_bad_input)
 {
-    FILE *f = fopen(tmp("x.txt"), "w");
+    FILE *f = fopen(scratch_path("x.txt"), "w");
     fputs("hello\n", f);
     fclose(f);
-    expect_error(tmp("x.txt"), "not an hprof profile");
-    f = fopen(tmp("e"), "w");
+    expect_error(scratch_path("x.txt"), "not an hprof profile");
+    f = fopen(scratch_path("e"), "w");
     fclose(f);
-    expect_error(tmp("e"), "empty file");
-    expect_error(tmp("missing"), "No such file");
+    expect_error(scratch_path("e"), "empty file");
+    expect_error(scratch_path("missing"), "No such file");
     /* a row naming a trace the file does not define */
-    f = fopen(tmp("bad.txt"), "w");
+    f = fopen(scratch_path("bad.txt"), "w");
     fputs("JAVA PROFILE 1.0.1, created Sat Nov 21 04:53:34 2026\n\n--------\n\n"
           "CPU SAMPLES BEGIN (total = 3) Sat Nov 21 04:53:38 2026\n"
           "rank   self  accum   count trace method\n"
@@ -500,22 +486,22 @@ START_TEST(test_bad_input)
           "CPU SAMPLES END\n",
           f);
     fclose(f);
-    expect_error(tmp("bad.txt"), "names trace 300005, which the file does not define");
-    f = fopen(tmp("bad2.txt"), "w");
+    expect_error(scratch_path("bad.txt"), "names trace 300005, which the file does not define");
+    f = fopen(scratch_path("bad2.txt"), "w");
     fputs("JAVA PROFILE 1.0.1, created Sat Nov 21 04:53:34 2026\n\n--------\n\n"
           "CPU SAMPLES BEGIN (total = 3) Sat Nov 21 04:53:38 2026\n"
           "   1 100.00% x\n"
           "CPU SAMPLES END\n",
           f);
     fclose(f);
-    expect_error(tmp("bad2.txt"), "line 6: bad CPU SAMPLES row");
+    expect_error(scratch_path("bad2.txt"), "line 6: bad CPU SAMPLES row");
     /* binary: a violation of the strict reader is refused with its message */
-    write_profile(tmp("ok.hprof"), true, false, 1);
-    FILE *in = fopen(tmp("ok.hprof"), "r+b");
+    write_profile(scratch_path("ok.hprof"), true, false, 1);
+    FILE *in = fopen(scratch_path("ok.hprof"), "r+b");
     fseek(in, 19, SEEK_SET);
     fputc(0, in), fputc(0, in), fputc(0, in), fputc(5, in); /* id size 5 */
     fclose(in);
-    expect_error(tmp("ok.hprof"), "header: identifier size 5");
+    expect_error(scratch_path("ok.hprof"), "header: identifier size 5");
 }
 END_TEST
 
@@ -536,9 +522,5 @@ int main(void)
     tcase_add_test(tc, test_truncated);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

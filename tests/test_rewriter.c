@@ -11,6 +11,7 @@
  * and pass the structural check, with its instrumentation where it should be.
  *
  * The JVM's verifier and real execution are the other half: java-tests/rewriter. */
+#include "check_helpers.h"
 #include <check.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -176,6 +177,20 @@ static uint8_t *cb_finish(struct cb *b, const char *name, const char *super, siz
     ck_assert(!o.oom);
     *len = o.len;
     return o.data;
+}
+
+/* A class cls (super java.lang.Object) of one static method, as most tests below want. */
+static uint8_t *class_one_method(uint16_t major, const char *cls, const char *name,
+                                 const char *desc, const uint8_t *code, uint32_t code_len,
+                                 uint16_t max_stack, uint16_t max_locals, const struct cf_buf *smt,
+                                 size_t *len)
+{
+    struct cb b;
+    cb_init(&b, major);
+    cb_method(&b, CF_ACC_STATIC, name, desc, code, code_len, max_stack, max_locals, NULL, 0, smt);
+    uint8_t *r = cb_finish(&b, cls, "java/lang/Object", len);
+    cb_free(&b);
+    return r;
 }
 
 /* StackMapTable builder: frames in order; each call gives the absolute offset. */
@@ -602,12 +617,8 @@ static uint8_t *class_widen(uint16_t major, uint32_t k, uint32_t fill, uint8_t b
     *orig_dist = target - br;
     struct cf_buf smt;
     smtb_done(&s, &smt);
-    struct cb b;
-    cb_init(&b, major);
-    cb_method(&b, CF_ACC_STATIC, "w", "(I)V", c.data, (uint32_t)c.len, 1, 1, NULL, 0,
-              major >= 50 ? &smt : NULL);
-    uint8_t *r = cb_finish(&b, "t/Widen", "java/lang/Object", len);
-    cb_free(&b);
+    uint8_t *r = class_one_method(major, "t/Widen", "w", "(I)V", c.data, (uint32_t)c.len, 1, 1,
+                                  major >= 50 ? &smt : NULL, len);
     cf_buf_free(&c);
     cf_buf_free(&smt);
     return r;
@@ -698,11 +709,7 @@ START_TEST(test_widen_goto_and_jsr)
     uint32_t g = (uint32_t)c.len;
     cf_buf_u1(&c, OP_GOTO);
     cf_buf_u2(&c, (uint16_t)(int16_t) - (int32_t)g);
-    struct cb b;
-    cb_init(&b, 49);
-    cb_method(&b, CF_ACC_STATIC, "loop", "(I)V", c.data, (uint32_t)c.len, 1, 1, NULL, 0, NULL);
-    in = cb_finish(&b, "t/Back", "java/lang/Object", &len);
-    cb_free(&b);
+    in = class_one_method(49, "t/Back", "loop", "(I)V", c.data, (uint32_t)c.len, 1, 1, NULL, &len);
     cf_buf_free(&c);
     ck_assert_int_eq(rewrite(in, len, &CFG, &res), 0);
     parse_ok(&p, res.bytes, res.len);
@@ -737,10 +744,7 @@ START_TEST(test_widen_goto_and_jsr)
     cf_buf_u1(&c, 0x4c); /* astore_1 */
     cf_buf_u1(&c, OP_RET);
     cf_buf_u1(&c, 1);
-    cb_init(&b, 49);
-    cb_method(&b, CF_ACC_STATIC, "j", "(I)V", c.data, (uint32_t)c.len, 1, 2, NULL, 0, NULL);
-    in = cb_finish(&b, "t/Jsr", "java/lang/Object", &len);
-    cb_free(&b);
+    in = class_one_method(49, "t/Jsr", "j", "(I)V", c.data, (uint32_t)c.len, 1, 2, NULL, &len);
     cf_buf_free(&c);
     ck_assert_int_eq(rewrite(in, len, &CFG, &res), 0);
     parse_ok(&p, res.bytes, res.len);
@@ -816,12 +820,9 @@ START_TEST(test_switch_padding)
         cf_buf_free(&s.body);
         struct cf_buf smt;
         smtb_done(&s2, &smt);
-        struct cb b;
-        cb_init(&b, 52);
-        cb_method(&b, CF_ACC_STATIC, "s", "(I)I", c.data, (uint32_t)c.len, 1, 1, NULL, 0, &smt);
         size_t len;
-        uint8_t *in = cb_finish(&b, "t/Switch", "java/lang/Object", &len);
-        cb_free(&b);
+        uint8_t *in = class_one_method(52, "t/Switch", "s", "(I)I", c.data, (uint32_t)c.len, 1, 1,
+                                       &smt, &len);
         cf_buf_free(&c);
         cf_buf_free(&smt);
 
@@ -1033,12 +1034,9 @@ START_TEST(test_near_64k)
     for (int i = 0; i < 65534; i++)
         cf_buf_u1(&c, OP_NOP);
     cf_buf_u1(&c, OP_RETURN);
-    struct cb b;
-    cb_init(&b, 52);
-    cb_method(&b, CF_ACC_STATIC, "full", "()V", c.data, (uint32_t)c.len, 0, 0, NULL, 0, NULL);
     size_t len;
-    uint8_t *in = cb_finish(&b, "t/Full", "java/lang/Object", &len);
-    cb_free(&b);
+    uint8_t *in =
+        class_one_method(52, "t/Full", "full", "()V", c.data, (uint32_t)c.len, 0, 0, NULL, &len);
     cf_buf_free(&c);
     struct rewrite_result res;
     char err[128];
@@ -1142,13 +1140,11 @@ START_TEST(test_special_classes)
     char err[256];
     struct rewrite_result res;
     /* the tracker class itself */
-    struct cb b;
-    cb_init(&b, 55);
     static const uint8_t v[] = {0xb1};
-    cb_method(&b, CF_ACC_STATIC, "methodEntry", "(II)V", v, 1, 0, 2, NULL, 0, NULL);
     size_t len;
-    uint8_t *in = cb_finish(&b, "hprof/Tracker", "java/lang/Object", &len);
-    cb_free(&b);
+    uint8_t *in =
+        class_one_method(55, "hprof/Tracker", "methodEntry", "(II)V", v, 1, 0, 2, NULL, &len);
+    struct cb b;
     ck_assert_int_eq(classfile_rewrite(in, len, &CFG, &res, err, sizeof(err)), 1);
     ck_assert(res.bytes == NULL && res.nmethods == 0);
     rewrite_result_free(&res);
@@ -1322,12 +1318,8 @@ START_TEST(test_corrupted)
     const uint8_t *codes[] = {mid, sw};
     size_t clens[] = {sizeof(mid), sizeof(sw)};
     for (int k = 0; k < 2; k++) {
-        struct cb cb;
-        cb_init(&cb, 49);
-        cb_method(&cb, CF_ACC_STATIC, "m", "(I)V", codes[k], (uint32_t)clens[k], 1, 1, NULL, 0,
-                  NULL);
-        uint8_t *c = cb_finish(&cb, "t/Bad", "java/lang/Object", &len);
-        cb_free(&cb);
+        uint8_t *c = class_one_method(49, "t/Bad", "m", "(I)V", codes[k], (uint32_t)clens[k], 1, 1,
+                                      NULL, &len);
         ck_assert_int_lt(classfile_rewrite(c, len, &CFG, &res, err, sizeof(err)), 0);
         rewrite_result_free(&res);
         free(c);
@@ -1521,9 +1513,5 @@ int main(void)
     tcase_add_test(r, test_jdk_images);
     tcase_set_timeout(r, 600);
     suite_add_tcase(s, r);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -2,6 +2,7 @@
  * per distinct top of stack, self and inclusive time, exits below the top (exceptions out of
  * super()), exits of frames never entered, depth changes, growth of every table, and totals over
  * threads. Times are made up, so every figure is exact. */
+#include "check_helpers.h"
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -352,9 +353,5 @@ int main(void)
     tcase_add_test(tc, deep_stack_and_overflow);
     tcase_add_test(tc, totals_over_threads);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

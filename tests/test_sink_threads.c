@@ -210,9 +210,5 @@ int main(void)
     tcase_add_test(t, zlib_members_are_what_zlibs_gzip_wrapper_writes);
     tcase_add_test(t, threads_on_an_empty_output);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

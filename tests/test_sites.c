@@ -1,5 +1,6 @@
 /* Unit tests of heap=sites' pure C tables: the lock-free site table (also under concurrent
  * interning), the per-thread trace cache, the table of sampled objects, sample weights. */
+#include "check_helpers.h"
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
@@ -295,9 +296,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(suite());
 }

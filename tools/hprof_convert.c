@@ -168,6 +168,18 @@ static int write_output(const struct job *j, FILE *out)
     return rc;
 }
 
+/* write_output to f, then fclose(f): 0, or -1 with the cause in *err (EIO when none known) */
+static int write_and_close(const struct job *j, FILE *f, int *err)
+{
+    errno = 0;
+    int rc = write_output(j, f);
+    int e = errno;
+    if (fclose(f) && !rc)
+        rc = -1, e = errno;
+    *err = e ? e : EIO;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"to", required_argument, NULL, 't'},
@@ -298,13 +310,10 @@ int main(int argc, char **argv)
         if (!f) {
             rc = fail(2, "cannot open %s: %s", output, strerror(errno));
         } else {
-            errno = 0;
-            rc = write_output(&j, f);
-            int e = errno;
-            if (fclose(f) && !rc)
-                rc = -1, e = errno;
+            int e;
+            rc = write_and_close(&j, f, &e);
             if (rc)
-                rc = fail(2, "writing %s failed: %s", output, strerror(e ? e : EIO));
+                rc = fail(2, "writing %s failed: %s", output, strerror(e));
         }
     } else if (!output || !strcmp(output, "-")) {
         rc = write_output(&j, stdout);
@@ -326,14 +335,11 @@ int main(int argc, char **argv)
                 unlink(tmp);
             }
         } else {
-            errno = 0;
-            rc = write_output(&j, f);
-            int e = errno;
-            if (fclose(f) && !rc)
-                rc = -1, e = errno;
+            int e;
+            rc = write_and_close(&j, f, &e);
             if (rc) {
                 unlink(tmp);
-                rc = fail(2, "writing %s failed: %s", output, strerror(e ? e : EIO));
+                rc = fail(2, "writing %s failed: %s", output, strerror(e));
             } else if (rename(tmp, output)) {
                 e = errno;
                 unlink(tmp);

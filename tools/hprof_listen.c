@@ -52,6 +52,14 @@ static const char usage_text[] =
 static bool quiet;
 static volatile sig_atomic_t interrupted;
 
+static void vcomplain(const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROGRAM ": ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+/* progress, silenced by --quiet */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
@@ -59,20 +67,17 @@ static void say(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, PROGRAM ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vcomplain(fmt, ap);
     va_end(ap);
 }
 
+/* errors, always shown */
 static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void complain(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, PROGRAM ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vcomplain(fmt, ap);
     va_end(ap);
 }
 

@@ -3,7 +3,7 @@
  * into tables of keyed entries (a stack, a method's self or total, an allocation site, a
  * monitor, a class), each with its measures in the base and in the new profile; thresholds
  * (command line and rules file) that judge each entry; and the outputs (text, Markdown, JSON,
- * the differential flame graph).
+ * the differential flame graph, drawn by tools/flame).
  *
  * Plain C11 on tools/reader/profile.h. Allocation failure ends the command (exit 2): this is a
  * short-lived command-line tool, never code that runs inside the JVM.

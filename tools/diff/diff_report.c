@@ -1,12 +1,15 @@
 /*
  * diff_report.c: hprof-diff's text table, Markdown (CI job summaries, pull-request comments)
  * and JSON. Every output shows both the raw numbers and the shares, and says which of the two
- * was judged.
+ * was judged. The HTML is one differential flame graph per stack-shaped kind, drawn by
+ * hprof-convert's tools/flame.
  */
 #include "diff.h"
+#include "flame.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *verdict_word(enum diff_verdict v)
@@ -380,4 +383,107 @@ void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
         fprintf(o, "]}");
     }
     fprintf(o, "]}\n");
+}
+
+/* ---- HTML: the differential flame graphs, drawn by tools/flame -------------------------- */
+
+static bool stack_shaped(const struct diff_table *t)
+{
+    return t->kind == DK_CPU || t->kind == DK_TIMES || t->kind == DK_SITES || t->kind == DK_MONITOR;
+}
+
+/* t's stacks merged into one tree with (base, new) of the first judged measure per node, drawn
+ * as one flame page into a memory buffer; NULL on out of memory. */
+static char *flame_page(const struct diff_table *t)
+{
+    unsigned m = diff_first_judged(t);
+    struct flame_tree *tree = flame_tree_new(2);
+    if (!tree)
+        return NULL;
+    bool leaf_is_class = t->kind == DK_SITES || t->kind == DK_MONITOR;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct diff_entry *e = &t->e[i];
+        uint32_t node = FLAME_ROOT;
+        for (unsigned f = 0; e->frames && f < e->nframes && node != FLAME_NONE; f++) {
+            bool leaf = leaf_is_class && f + 1 == e->nframes;
+            node = flame_child(tree, node, e->frames[f],
+                               leaf ? FLAME_LEAF : flame_kind_of_class(e->frames[f]));
+        }
+        if (e->frames && node != FLAME_NONE)
+            flame_add(tree, node, (const uint64_t[2]){e->base[m], e->new_[m]});
+    }
+    char title[256], sub[1024];
+    const char *measure = hprof_section_measure(t->section, m);
+    snprintf(title, sizeof title, "%s: %s", hprof_section_name(t->section), measure);
+    snprintf(sub, sizeof sub,
+             "hprof-diff: base %s: %" PRIu64 ", new %s: %" PRIu64 " %s; %zu regression%s",
+             t->base_path, t->base_total[m], t->new_path, t->new_total[m], measure, t->regressions,
+             t->regressions == 1 ? "" : "s");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    struct flame_html_info info = {title, sub, measure, {"base", "new"}};
+    int rc = mem ? flame_write_html(tree, &info, mem) : -1;
+    if (mem && fclose(mem))
+        rc = -1;
+    flame_tree_free(tree);
+    if (rc) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void html_attr(FILE *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '&')
+            fputs("&amp;", o);
+        else if (*s == '"')
+            fputs("&quot;", o);
+        else
+            fputc(*s, o);
+    }
+}
+
+int diff_write_flame(FILE *o, struct diff_table *const *tabs, size_t nt)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hprof-diff"
+          "</title>\n<style>body{margin:0;font:13px system-ui,sans-serif}iframe{display:block;"
+          "width:100%;border:0;border-bottom:2px solid #ccc}</style></head><body>\n",
+          o);
+    size_t drawn = 0;
+    for (size_t k = 0; k < nt; k++) {
+        if (!stack_shaped(tabs[k]))
+            continue;
+        char *page = flame_page(tabs[k]);
+        if (!page) {
+            fprintf(stderr, "hprof-diff: out of memory\n");
+            exit(2);
+        }
+        /* each kind is one flame page of its own, kept whole in an iframe's srcdoc */
+        fputs("<iframe class=\"flame\" height=\"400\" srcdoc=\"", o);
+        html_attr(o, page);
+        fputs("\"></iframe>\n", o);
+        free(page);
+        drawn++;
+    }
+    if (!drawn) {
+        fputs("<p>No stacks to draw: heap dumps and cpu=old have none.</p>\n</body></html>\n", o);
+        return -1;
+    }
+    /* fit each frame to its page once drawn; data-state tells a headless browser it was */
+    fputs("<script>\ndocument.querySelectorAll('iframe.flame').forEach(function (f) {\n"
+          "  function fit() {\n"
+          "    var d = f.contentDocument, st = d && d.getElementById('status');\n"
+          "    if (!st || st.dataset.state !== 'rendered') return false;\n"
+          "    f.style.height = d.body.scrollHeight + 'px';\n"
+          "    f.dataset.state = 'rendered';\n"
+          "    f.dataset.title = d.getElementById('title').textContent;\n"
+          "    return true;\n"
+          "  }\n"
+          "  if (!fit()) f.addEventListener('load', fit);\n"
+          "});\n</script>\n</body></html>\n",
+          o);
+    return 0;
 }

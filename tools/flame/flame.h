@@ -9,8 +9,8 @@
  *
  * One value per node: a plain flame graph (width = value). Two values per node (before, after):
  * a differential graph, width = after, colour = how the node's share changed (red: grew, blue:
- * shrank); tooltips show both. Used by hprof-convert (tools/hprof_convert.c) and meant for the
- * profile comparison tool. C11, no dependency.
+ * shrank); tooltips show both. Used by hprof-convert (tools/hprof_convert.c) and by
+ * hprof-diff (tools/diff/diff_report.c). C11, no dependency.
  */
 #ifndef HPROF_FLAME_H
 #define HPROF_FLAME_H

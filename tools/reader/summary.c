@@ -55,6 +55,18 @@ static char *trace_top_frame(struct parser *P, uint32_t serial)
     return frame_string(P, P->tr.v[ti].top);
 }
 
+/* Zeroed room for the first *n = min(count, top) rows of size bytes; NULL when there are none. */
+static void *top_rows(struct parser *P, size_t count, size_t top, size_t size, size_t *n)
+{
+    *n = count < top ? count : top;
+    if (!*n)
+        return NULL;
+    void *rows = calloc(*n, size);
+    if (!rows)
+        hp_die(P, "out of memory");
+    return rows;
+}
+
 static int cmp_site(const void *a, const void *b)
 {
     const struct site *x = a, *y = b;
@@ -80,12 +92,8 @@ void hp_build_summary(struct parser *P)
 
     if (P->sites.n) {
         qsort(P->sites.v, P->sites.n, sizeof *P->sites.v, cmp_site);
-        size_t n = P->sites.n < top ? P->sites.n : top;
-        if (n) {
-            S->site_rows = calloc(n, sizeof *S->site_rows);
-            if (!S->site_rows)
-                hp_die(P, "out of memory");
-        }
+        size_t n;
+        S->site_rows = top_rows(P, P->sites.n, top, sizeof *S->site_rows, &n);
         for (size_t i = 0; i < n; i++) {
             const struct site *s = &P->sites.v[i];
             struct hprof_site_row *r = &S->site_rows[i];
@@ -111,12 +119,8 @@ void hp_build_summary(struct parser *P)
     if (P->samples.n) {
         if (P->samples.n > 1)
             qsort(P->samples.v, P->samples.n, sizeof *P->samples.v, cmp_sample);
-        size_t n = P->samples.n < top ? P->samples.n : top;
-        if (n) {
-            S->cpu_rows = calloc(n, sizeof *S->cpu_rows);
-            if (!S->cpu_rows)
-                hp_die(P, "out of memory");
-        }
+        size_t n;
+        S->cpu_rows = top_rows(P, P->samples.n, top, sizeof *S->cpu_rows, &n);
         for (size_t i = 0; i < n; i++) {
             S->ncpu_rows = i + 1;
             S->cpu_rows[i].trace = P->samples.v[i].trace;
