@@ -14,70 +14,42 @@
 #include "jvmti_util.h"
 #include "log.h"
 #include "sample_counts.h"
+#include "sampler_internal.h"
 #include "thread_table.h"
 #include "trace_table.h"
 
-/* Up to this many threads on the CPU, their stacks are taken one by one: each is a handshake
- * with that thread alone. More are taken with one GetThreadListStackTraces call, one
- * safepoint for all (doc/cpu-samples.md has the measurements behind the number). */
-#define STACKS_ONE_BY_ONE_MAX 4
 /* A paused sampler still wakes this often to free the entries of threads that ended. */
 #define PAUSED_WAKE_NS INT64_C(1000000000)
 /* vm_death waits at most this long for the sampler to leave its round. */
 #define STOP_WAIT_NS INT64_C(5000000000)
 /* A CONTROL command switching sampling off waits at most this long for the round in progress. */
 #define OFF_WAIT_NS INT64_C(2000000000)
-/* With the async sampler, the CPU time a thread uses before signals sample it (rounds do
- * until then). */
-#define YOUNG_CPU_NS INT64_C(20000000)
 /* With the async sampler, how often the agent thread checks that SIGPROF is still its own. */
 #define SIGNAL_CHECK_NS INT64_C(1000000000)
 
-struct sampled_thread {
-    jthread ref; /* global reference */
-    struct thread_info *info;
-    bool enabled;                /* CONTROL_CPU_SAMPLING_ON/OFF; guarded by lock */
-    bool retired;                /* the thread ended; guarded by lock, freed by the sampler */
-    bool fresh_start;            /* switched on: forget its CPU credit; guarded by lock */
-    struct carrier_slot carrier; /* the virtual thread it runs, if any (JDK 21+) */
-    /* Its CPU-time timer's slot (cpu_timers.h), -1 when it has none; covered: the timer is
-     * armed and signals sample it, not rounds. A thread starts with its timer disarmed and is
-     * covered once it has used YOUNG_CPU_NS of CPU (doc/cpu-samples.md: the kernel checks CPU
-     * timers at its tick, so a thread that lives less than a few ticks would get no signal).
-     * Guarded by lock. */
-    int32_t timer_slot;
-    bool covered;
-    /* Used by the sampler thread only. */
-    struct cpu_credit credit;
-    uint32_t due;   /* samples due this round */
-    uint32_t trace; /* this round's trace, 0 = not counted */
-    /* This round's stack is the mounted virtual thread's: its entry (thread=y), else NULL. */
-    bool virtual_stack;
-    struct thread_info *vthread_info;
-};
-
-/* lock guards the thread list, the switches and the sampler's life cycle; wake is signalled
- * when any of them changes. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* sampler_list_lock guards the thread list, the switches and the sampler's life cycle; wake
+ * is signalled when any of them changes. */
+pthread_mutex_t sampler_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
-static struct sampled_thread **list;
-static size_t nlist, list_cap;
+struct sampled_thread **sampler_list;
+size_t sampler_list_len;
+static size_t list_cap;
 static size_t nretired;
 static bool default_on = true; /* for threads not switched one by one */
 static size_t enabled_count;   /* listed, not retired, enabled */
 static bool stop_requested, sampler_running;
 static bool in_round; /* the sampler is between its look at the switches and its counts */
 
-/* counts_lock guards the counts and the statistics. */
-static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sample_counts *counts;
+/* cpu_counts_lock guards the counts and the statistics. */
+pthread_mutex_t cpu_counts_lock = PTHREAD_MUTEX_INITIALIZER;
+struct sample_counts *cpu_counts;
 static struct cpu_sampler_stats published; /* a copy of stats after each round */
 /* Updated by the sampler thread only. */
-static struct cpu_sampler_stats stats;
+struct cpu_sampler_stats sampler_stats;
 
-static int64_t interval_ns;
-static bool per_thread;
-static _Atomic(struct thread_info *) self_info; /* the sampler's own thread */
+int64_t sampler_interval_ns;
+bool sampler_per_thread;
+_Atomic(struct thread_info *) sampler_self_info; /* the sampler's own thread */
 
 static struct timespec timespec_of(int64_t ns)
 {
@@ -87,8 +59,8 @@ static struct timespec timespec_of(int64_t ns)
 
 int cpu_sampler_init(int interval_ms, bool thread_traces)
 {
-    interval_ns = (int64_t)(interval_ms > 0 ? interval_ms : 1) * 1000000;
-    per_thread = thread_traces;
+    sampler_interval_ns = (int64_t)(interval_ms > 0 ? interval_ms : 1) * 1000000;
+    sampler_per_thread = thread_traces;
     pthread_condattr_t attr;
     if (pthread_condattr_init(&attr) != 0)
         return -1;
@@ -97,17 +69,17 @@ int cpu_sampler_init(int interval_ms, bool thread_traces)
     pthread_condattr_destroy(&attr);
     if (rc != 0)
         return -1;
-    counts = sample_counts_new();
-    return counts ? 0 : -1;
+    cpu_counts = sample_counts_new();
+    return cpu_counts ? 0 : -1;
 }
 
 /* ---- the thread list ----------------------------------------------------------------- */
 
 static struct sampled_thread *find_locked(const struct thread_info *info)
 {
-    for (size_t i = 0; i < nlist; i++)
-        if (list[i]->info == info && !list[i]->retired)
-            return list[i];
+    for (size_t i = 0; i < sampler_list_len; i++)
+        if (sampler_list[i]->info == info && !sampler_list[i]->retired)
+            return sampler_list[i];
     return NULL;
 }
 
@@ -119,9 +91,9 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     struct thread_info *info = threads_of(jvmti, jni, thread);
     if (!info || atomic_load(&info->ended))
         return NULL;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     struct sampled_thread *listed = find_locked(info);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
     if (listed)
         return listed;
 
@@ -140,28 +112,28 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     if (from_start)
         cpu_credit_from_start(&t->credit);
 
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     bool added = false;
     struct sampled_thread *found = find_locked(info);
     if (!found) { /* not added meanwhile by VM init's walk */
-        if (nlist == list_cap) {
+        if (sampler_list_len == list_cap) {
             size_t cap = list_cap ? list_cap * 2 : 64;
-            struct sampled_thread **grown = realloc(list, cap * sizeof *grown);
+            struct sampled_thread **grown = realloc(sampler_list, cap * sizeof *grown);
             if (grown) {
-                list = grown;
+                sampler_list = grown;
                 list_cap = cap;
             }
         }
-        if (nlist < list_cap) {
+        if (sampler_list_len < list_cap) {
             t->enabled = default_on;
             if (t->enabled)
                 enabled_count++;
-            list[nlist++] = t;
+            sampler_list[sampler_list_len++] = t;
             added = true;
             pthread_cond_broadcast(&wake);
         }
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
     if (!added) {
         (*jni)->DeleteGlobalRef(jni, ref);
         carrier_slot_destroy(jni, &t->carrier);
@@ -176,10 +148,10 @@ static void cover_current(JNIEnv *jni, struct sampled_thread *t)
 {
     if (!cpu_async_active())
         return;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     if (t->timer_slot < 0 && !t->retired)
         t->timer_slot = cpu_async_cover_current(jni, t->info, false); /* armed when grown up */
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
 }
 
 void cpu_sampler_cover_current(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -217,17 +189,17 @@ void cpu_sampler_thread_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     carrier_slot_bind_current(NULL); /* ThreadEnd runs on the ending thread */
     struct thread_info *info = threads_of(jvmti, jni, thread);
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     struct sampled_thread *t = info ? find_locked(info) : NULL;
-    /* Its timer goes with its entry's slot number, under the lock that switches use: the
-     * slot may serve another thread once the drain is past this one's samples. */
+    /* Its timer goes with its entry's slot number, under sampler_list_lock, as switches are:
+     * the slot may serve another thread once the drain is past this one's samples. */
     cpu_async_uncover_current(jni);
     if (t) {
         t->timer_slot = -1;
         t->covered = false;
         retire_locked(t);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
 }
 
 void cpu_sampler_add_live_threads(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -244,26 +216,26 @@ void cpu_sampler_add_live_threads(jvmtiEnv *jvmti, JNIEnv *jni)
 }
 
 /* Frees the entries of ended threads. Sampler thread only: it alone holds entry pointers
- * outside the lock, and not while this runs. */
+ * outside the sampler_list_lock, and not while this runs. */
 static void free_retired(JNIEnv *jni)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     if (nretired == 0) {
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&sampler_list_lock);
         return;
     }
     struct sampled_thread *gone_small[64];
     struct sampled_thread **gone = nretired <= 64 ? gone_small : malloc(nretired * sizeof *gone);
     size_t ngone = 0, kept = 0;
-    for (size_t i = 0; i < nlist; i++) {
-        if (list[i]->retired && gone)
-            gone[ngone++] = list[i];
+    for (size_t i = 0; i < sampler_list_len; i++) {
+        if (sampler_list[i]->retired && gone)
+            gone[ngone++] = sampler_list[i];
         else
-            list[kept++] = list[i];
+            sampler_list[kept++] = sampler_list[i];
     }
-    nlist = kept;
+    sampler_list_len = kept;
     nretired = gone ? 0 : nretired;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
     for (size_t i = 0; i < ngone; i++) {
         (*jni)->DeleteGlobalRef(jni, gone[i]->ref);
         carrier_slot_destroy(jni, &gone[i]->carrier);
@@ -271,217 +243,6 @@ static void free_retired(JNIEnv *jni)
     }
     if (gone != gone_small)
         free(gone);
-}
-
-/* ---- one sampling round -------------------------------------------------------------- */
-
-/* Arrays of one round, owned by the sampler thread and grown as the thread list grows. */
-static struct sampled_thread **cands, **picked;
-static jthread *refs;
-static size_t round_cap;
-
-static bool round_arrays_fit(size_t n)
-{
-    if (n <= round_cap)
-        return true;
-    size_t cap = n + n / 2 + 16;
-    struct sampled_thread **c = realloc(cands, cap * sizeof *c);
-    if (c)
-        cands = c;
-    struct sampled_thread **p = realloc(picked, cap * sizeof *p);
-    if (p)
-        picked = p;
-    jthread *r = realloc(refs, cap * sizeof *r);
-    if (r)
-        refs = r;
-    if (!c || !p || !r)
-        return false;
-    round_cap = cap;
-    return true;
-}
-
-/* The threads to look at this round: listed, enabled, not the sampler itself. */
-static size_t gather(void)
-{
-    struct thread_info *self = atomic_load(&self_info);
-    pthread_mutex_lock(&lock);
-    size_t n = 0;
-    if (round_arrays_fit(nlist)) {
-        for (size_t i = 0; i < nlist; i++) {
-            struct sampled_thread *t = list[i];
-            if (t->fresh_start) {
-                cpu_credit_reset(&t->credit);
-                t->fresh_start = false;
-            }
-            if (t->enabled && !t->retired && t->info != self && !t->covered)
-                cands[n++] = t;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return n;
-}
-
-/* Uniform in [0, 1), for rounding fractions of a sample (xorshift64*; sampler thread only). */
-static double uniform(void)
-{
-    static uint64_t state = UINT64_C(0x9E3779B97F4A7C15);
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    return (double)((state * UINT64_C(0x2545F4914F6CDD1D)) >> 11) / 9007199254740992.0;
-}
-
-/* How many samples a runnable thread is due this round: its CPU time since the last
- * reading, in whole intervals (cpu_activity.h). */
-static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
-{
-    jlong cpu = 0;
-    if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
-        return 0;
-    stats.cpu_reads++;
-    if (t->timer_slot >= 0 && cpu >= YOUNG_CPU_NS) {
-        /* Grown up: its timer's signals sample it from now on. */
-        pthread_mutex_lock(&lock);
-        if (t->timer_slot >= 0 && !t->retired && !t->covered) {
-            t->covered = true;
-            cpu_timers_set_enabled(t->timer_slot, t->enabled);
-        }
-        pthread_mutex_unlock(&lock);
-    }
-    return cpu_credit_update(&t->credit, (int64_t)cpu, interval_ns, uniform());
-}
-
-/* The stack of the virtual thread a carrier ran: its trace serial, or 0 when it is not
- * counted. The virtual thread may have unmounted between the look at the carrier and the
- * stack: parked or ended by then, its samples are dropped, neither counted at the park nor
- * given back to the carrier (which may run another virtual thread next). */
-static uint32_t virtual_trace_of(jvmtiEnv *jvmti, struct sampled_thread *t,
-                                 const jvmtiStackInfo *si, jint depth)
-{
-    if (cpu_activity_of_state(si->state) == CPU_IDLE || (si->frame_count == 0 && depth > 0)) {
-        stats.vthread_dropped += t->due;
-        return 0;
-    }
-    uint32_t serial = traces_intern(jvmti, si->frame_buffer, si->frame_count,
-                                    t->vthread_info ? t->vthread_info->serial : 0);
-    if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
-        return 0;
-    stats.vthread_samples += t->due;
-    return serial;
-}
-
-/* One thread's stack, as taken: its trace serial, or 0 when it is not counted. */
-static uint32_t trace_of(jvmtiEnv *jvmti, struct sampled_thread *t, const jvmtiStackInfo *si,
-                         jint depth)
-{
-    if (t->virtual_stack)
-        return virtual_trace_of(jvmti, t, si, depth);
-    if (cpu_activity_of_state(si->state) == CPU_IDLE) {
-        /* Went to sleep, wait or park since its state was read: count its CPU time at a
-         * later round rather than at the sleep. */
-        cpu_credit_refund(&t->credit, t->due, interval_ns);
-        stats.refunded += t->due;
-        return 0;
-    }
-    if (si->frame_count == 0 && depth > 0)
-        return 0; /* no Java frames: the CPU time was not spent in Java code */
-    uint32_t serial =
-        traces_intern(jvmti, si->frame_buffer, si->frame_count, per_thread ? t->info->serial : 0);
-    if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
-        return 0; /* a frame could not be read (its class was unloaded) */
-    return serial;
-}
-
-/* Sets the trace of picked[0..m). */
-static void take_stacks(jvmtiEnv *jvmti, size_t m, jint depth)
-{
-    for (size_t i = 0; i < m; i++)
-        picked[i]->trace = 0;
-    if (m <= STACKS_ONE_BY_ONE_MAX) {
-        for (size_t i = 0; i < m; i++) {
-            jvmtiStackInfo *si = NULL;
-            /* JDK 17 answers NONE with no stack info for a thread that ended before the
-             * handshake reached it. */
-            if ((*jvmti)->GetThreadListStackTraces(jvmti, 1, &refs[i], depth, &si) !=
-                    JVMTI_ERROR_NONE ||
-                !si)
-                continue;
-            stats.stacks++;
-            picked[i]->trace = trace_of(jvmti, picked[i], &si[0], depth);
-            jvmti_free(jvmti, si);
-        }
-        return;
-    }
-    jvmtiStackInfo *si = NULL;
-    if ((*jvmti)->GetThreadListStackTraces(jvmti, (jint)m, refs, depth, &si) != JVMTI_ERROR_NONE ||
-        !si)
-        return;
-    stats.stacks += m;
-    for (size_t i = 0; i < m; i++)
-        picked[i]->trace = trace_of(jvmti, picked[i], &si[i], depth);
-    jvmti_free(jvmti, si);
-}
-
-static void sample_round(jvmtiEnv *jvmti, JNIEnv *jni)
-{
-    size_t n = gather();
-    if (n == 0)
-        return;
-    /* Stack infos hold local references; this thread never returns to Java, so they would
-     * pile up without a frame of their own. */
-    if ((*jni)->PushLocalFrame(jni, (jint)(n < 1000 ? n : 1000) + 16) != 0) {
-        (*jni)->ExceptionClear(jni);
-        return;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sampled_thread *t = cands[i];
-        jint state = 0;
-        stats.states++;
-        if ((*jvmti)->GetThreadState(jvmti, t->ref, &state) != JVMTI_ERROR_NONE)
-            continue;
-        /* A carrier running a virtual thread reports itself waiting: its CPU time says
-         * whether the virtual thread works. */
-        bool carrying = carrier_slot_carrying(&t->carrier);
-        if (cpu_activity_of_state(state) == CPU_IDLE && !carrying)
-            continue; /* uses no CPU: its credit waits until it runs again */
-        t->due = samples_due(jvmti, t);
-        if (t->due == 0)
-            continue;
-        t->virtual_stack = false;
-        t->vthread_info = NULL;
-        jthread ref = t->ref;
-        if (carrying) {
-            ref = carrier_slot_mounted(jni, &t->carrier);
-            if (!ref) { /* unmounted since: whose time it was is unknown */
-                stats.vthread_dropped += t->due;
-                continue;
-            }
-            t->virtual_stack = true;
-            if (per_thread) { /* registers it (THREAD START) on its first sample */
-                t->vthread_info = threads_of(jvmti, jni, ref);
-                if (!t->vthread_info) {
-                    stats.vthread_dropped += t->due;
-                    continue;
-                }
-            }
-        }
-        picked[m] = t;
-        refs[m] = ref;
-        m++;
-    }
-    if (m)
-        take_stacks(jvmti, m, (jint)traces_depth());
-    (*jni)->PopLocalFrame(jni, NULL);
-
-    pthread_mutex_lock(&counts_lock);
-    for (size_t i = 0; i < m; i++) {
-        if (picked[i]->trace) {
-            sample_counts_add(counts, picked[i]->trace, picked[i]->due);
-            stats.samples += picked[i]->due;
-        }
-    }
-    pthread_mutex_unlock(&counts_lock);
 }
 
 /* ---- the agent thread ---------------------------------------------------------------- */
@@ -494,10 +255,11 @@ static bool sampling_on_locked(void)
 /* Listed threads the rounds must sample: enabled, alive, without a timer, not the sampler. */
 static size_t uncovered_locked(void)
 {
-    struct thread_info *self = atomic_load(&self_info);
+    struct thread_info *self = atomic_load(&sampler_self_info);
     size_t n = 0;
-    for (size_t i = 0; i < nlist; i++)
-        if (list[i]->enabled && !list[i]->retired && !list[i]->covered && list[i]->info != self)
+    for (size_t i = 0; i < sampler_list_len; i++)
+        if (sampler_list[i]->enabled && !sampler_list[i]->retired && !sampler_list[i]->covered &&
+            sampler_list[i]->info != self)
             n++;
     return n;
 }
@@ -506,9 +268,9 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
     struct thread_info *self = threads_of(jvmti, jni, NULL);
-    atomic_store(&self_info, self);
+    atomic_store(&sampler_self_info, self);
     int64_t first = 0, last = 0;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     /* The sampler's own CPU time is no sample: no timer for it. */
     struct sampled_thread *me = self ? find_locked(self) : NULL;
     if (me && me->timer_slot >= 0) {
@@ -516,20 +278,21 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         me->timer_slot = -1;
         me->covered = false;
     }
-    int64_t next = (int64_t)clock_monotonic_ns() + interval_ns;
+    int64_t next = (int64_t)clock_monotonic_ns() + sampler_interval_ns;
     int64_t next_signal_check = (int64_t)clock_monotonic_ns() + SIGNAL_CHECK_NS;
     while (!stop_requested) {
         if (cpu_async_active()) {
-            pthread_mutex_unlock(&lock);
+            pthread_mutex_unlock(&sampler_list_lock);
             cpu_async_drain(jvmti, jni);
-            pthread_mutex_lock(&lock);
+            pthread_mutex_lock(&sampler_list_lock);
             if ((int64_t)clock_monotonic_ns() >= next_signal_check) {
                 next_signal_check = (int64_t)clock_monotonic_ns() + SIGNAL_CHECK_NS;
                 if (!cpu_async_check_signal()) /* taken over: rounds sample everyone now */
-                    for (size_t i = 0; i < nlist; i++) {
-                        list[i]->timer_slot = -1;
-                        list[i]->covered = false;
-                        list[i]->fresh_start = true; /* its CPU since the last round is lost */
+                    for (size_t i = 0; i < sampler_list_len; i++) {
+                        sampler_list[i]->timer_slot = -1;
+                        sampler_list[i]->covered = false;
+                        sampler_list[i]->fresh_start =
+                            true; /* its CPU since the last round is lost */
                     }
             }
         }
@@ -537,60 +300,61 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             struct timespec until =
                 timespec_of((int64_t)clock_monotonic_ns() +
                             (cpu_async_active() ? CPU_ASYNC_DRAIN_NS : PAUSED_WAKE_NS));
-            pthread_cond_timedwait(&wake, &lock, &until);
-            pthread_mutex_unlock(&lock);
+            pthread_cond_timedwait(&wake, &sampler_list_lock, &until);
+            pthread_mutex_unlock(&sampler_list_lock);
             free_retired(jni);
-            pthread_mutex_lock(&lock);
-            next = (int64_t)clock_monotonic_ns() + interval_ns;
+            pthread_mutex_lock(&sampler_list_lock);
+            next = (int64_t)clock_monotonic_ns() + sampler_interval_ns;
             continue;
         }
         int64_t now = (int64_t)clock_monotonic_ns();
         if (now < next) {
             struct timespec until = timespec_of(next);
-            pthread_cond_timedwait(&wake, &lock, &until);
+            pthread_cond_timedwait(&wake, &sampler_list_lock, &until);
             continue; /* re-check stop and pause */
         }
         if (cpu_async_active() && uncovered_locked() == 0) {
             /* Every thread has its timer: only the ring to drain, less often than rounds. */
-            next = now + (interval_ns > CPU_ASYNC_DRAIN_NS ? interval_ns : CPU_ASYNC_DRAIN_NS);
+            next = now + (sampler_interval_ns > CPU_ASYNC_DRAIN_NS ? sampler_interval_ns
+                                                                   : CPU_ASYNC_DRAIN_NS);
             continue;
         }
         in_round = true;
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&sampler_list_lock);
 
         int64_t cpu_start = (int64_t)clock_thread_cpu_ns();
         free_retired(jni);
-        sample_round(jvmti, jni);
+        safepoint_round(jvmti, jni);
         int64_t end = (int64_t)clock_monotonic_ns();
-        stats.cpu_ns += (uint64_t)((int64_t)clock_thread_cpu_ns() - cpu_start);
-        pthread_mutex_lock(&lock);
+        sampler_stats.cpu_ns += (uint64_t)((int64_t)clock_thread_cpu_ns() - cpu_start);
+        pthread_mutex_lock(&sampler_list_lock);
         in_round = false;
         pthread_cond_broadcast(&wake);
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&sampler_list_lock);
 
-        stats.ticks++;
-        stats.busy_ns += (uint64_t)(end - now);
-        if ((uint64_t)(end - now) > stats.max_tick_ns)
-            stats.max_tick_ns = (uint64_t)(end - now);
+        sampler_stats.ticks++;
+        sampler_stats.busy_ns += (uint64_t)(end - now);
+        if ((uint64_t)(end - now) > sampler_stats.max_tick_ns)
+            sampler_stats.max_tick_ns = (uint64_t)(end - now);
         if (!first)
             first = now;
         last = end;
-        stats.running_ns = (uint64_t)(last - first);
+        sampler_stats.running_ns = (uint64_t)(last - first);
         /* Keep the phase; rounds the last one overran are skipped, never made up in a burst. */
-        next += interval_ns;
+        next += sampler_interval_ns;
         if (next <= end) {
-            int64_t behind = (end - next) / interval_ns + 1;
-            stats.missed += (uint64_t)behind;
-            next += behind * interval_ns;
+            int64_t behind = (end - next) / sampler_interval_ns + 1;
+            sampler_stats.missed += (uint64_t)behind;
+            next += behind * sampler_interval_ns;
         }
-        pthread_mutex_lock(&counts_lock);
-        published = stats;
-        pthread_mutex_unlock(&counts_lock);
-        pthread_mutex_lock(&lock);
+        pthread_mutex_lock(&cpu_counts_lock);
+        published = sampler_stats;
+        pthread_mutex_unlock(&cpu_counts_lock);
+        pthread_mutex_lock(&sampler_list_lock);
     }
     sampler_running = false;
     pthread_cond_broadcast(&wake);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
 }
 
 int cpu_sampler_start(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -604,18 +368,18 @@ int cpu_sampler_start(jvmtiEnv *jvmti, JNIEnv *jni)
         log_error("cpu=samples: cannot create the sampler thread");
         return -1;
     }
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     sampler_running = true;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
     jvmtiError err =
         (*jvmti)->RunAgentThread(jvmti, thread, sampler_main, NULL, JVMTI_THREAD_MAX_PRIORITY);
     (*jni)->DeleteLocalRef(jni, thread);
     (*jni)->DeleteLocalRef(jni, name);
     (*jni)->DeleteLocalRef(jni, cls);
     if (jvmti_failed(jvmti, err, "RunAgentThread")) {
-        pthread_mutex_lock(&lock);
+        pthread_mutex_lock(&sampler_list_lock);
         sampler_running = false;
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&sampler_list_lock);
         return -1;
     }
     return 0;
@@ -623,15 +387,15 @@ int cpu_sampler_start(jvmtiEnv *jvmti, JNIEnv *jni)
 
 void cpu_sampler_stop(void)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     stop_requested = true;
     pthread_cond_broadcast(&wake);
     struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + STOP_WAIT_NS);
     while (sampler_running)
-        if (pthread_cond_timedwait(&wake, &lock, &until) != 0)
+        if (pthread_cond_timedwait(&wake, &sampler_list_lock, &until) != 0)
             break;
     bool stuck = sampler_running;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
     if (stuck)
         log_warning("cpu=samples: the sampler thread did not stop within 5 s");
 }
@@ -647,18 +411,18 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
         if (!info)
             return;
     }
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     if (!thread) {
         default_on = on;
         enabled_count = 0;
-        for (size_t i = 0; i < nlist; i++) {
-            if (on && !list[i]->enabled)
-                list[i]->fresh_start = true;
-            list[i]->enabled = on;
-            if (on && !list[i]->retired)
+        for (size_t i = 0; i < sampler_list_len; i++) {
+            if (on && !sampler_list[i]->enabled)
+                sampler_list[i]->fresh_start = true;
+            sampler_list[i]->enabled = on;
+            if (on && !sampler_list[i]->retired)
                 enabled_count++;
-            if (list[i]->covered)
-                cpu_timers_set_enabled(list[i]->timer_slot, on);
+            if (sampler_list[i]->covered)
+                cpu_timers_set_enabled(sampler_list[i]->timer_slot, on);
         }
     } else {
         struct sampled_thread *t = find_locked(info);
@@ -678,16 +442,16 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
      * progress read the switches before the change. */
     struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + OFF_WAIT_NS);
     while (!on && in_round && !stop_requested)
-        if (pthread_cond_timedwait(&wake, &lock, &until) != 0)
+        if (pthread_cond_timedwait(&wake, &sampler_list_lock, &until) != 0)
             break;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
 }
 
 bool cpu_sampler_sampling(void)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&sampler_list_lock);
     bool on = sampling_on_locked();
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&sampler_list_lock);
     return on;
 }
 
@@ -695,39 +459,39 @@ void cpu_sampler_clear(void)
 {
     if (cpu_async_active())
         cpu_timers_bump_epochs(); /* samples still in the ring were taken before the clear */
-    pthread_mutex_lock(&counts_lock);
-    sample_counts_clear(counts);
-    pthread_mutex_unlock(&counts_lock);
+    pthread_mutex_lock(&cpu_counts_lock);
+    sample_counts_clear(cpu_counts);
+    pthread_mutex_unlock(&cpu_counts_lock);
 }
 
 void cpu_sampler_add_samples(uint32_t trace, uint64_t n)
 {
-    pthread_mutex_lock(&counts_lock);
-    sample_counts_add(counts, trace, n);
-    pthread_mutex_unlock(&counts_lock);
+    pthread_mutex_lock(&cpu_counts_lock);
+    sample_counts_add(cpu_counts, trace, n);
+    pthread_mutex_unlock(&cpu_counts_lock);
 }
 
 size_t cpu_sampler_snapshot(struct hprof_cost_row **rows, uint64_t *total)
 {
     *rows = NULL;
     *total = 0;
-    pthread_mutex_lock(&counts_lock);
-    size_t n = sample_counts_traces(counts);
+    pthread_mutex_lock(&cpu_counts_lock);
+    size_t n = sample_counts_traces(cpu_counts);
     struct hprof_cost_row *r = n ? malloc(n * sizeof *r) : NULL;
     if (r) {
-        n = sample_counts_rows(counts, r, n);
-        *total = sample_counts_total(counts);
+        n = sample_counts_rows(cpu_counts, r, n);
+        *total = sample_counts_total(cpu_counts);
     } else {
         n = 0;
     }
-    pthread_mutex_unlock(&counts_lock);
+    pthread_mutex_unlock(&cpu_counts_lock);
     *rows = r;
     return n;
 }
 
 void cpu_sampler_get_stats(struct cpu_sampler_stats *out)
 {
-    pthread_mutex_lock(&counts_lock);
+    pthread_mutex_lock(&cpu_counts_lock);
     *out = published;
-    pthread_mutex_unlock(&counts_lock);
+    pthread_mutex_unlock(&cpu_counts_lock);
 }

@@ -1,4 +1,8 @@
+/* The class list of a heap dump: the table of dump_class entries, which classes are in the dump
+ * (pinned, tagged in the dump environment), their loaders, the per-dump state and CLASS DUMP
+ * contents. Layouts: class_fields.c; object arrays' element classes: array_elements.c. */
 #include "dump_classes.h"
+#include "dump_classes_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +12,6 @@
 #include "idmap.h"
 #include "jvmti_util.h"
 #include "log.h"
-#include "string_table.h"
 #include "tags.h"
 
 struct dump_class **heap_classes_table_;
@@ -25,15 +28,6 @@ static struct idmap loaders;
 static bool loaders_ready;
 static struct array_size_rule array_rule = {16, 4, 8}; /* compressed oops, until measured */
 static bool array_rule_measured;
-
-/* Fields the VM hides from GetClassFields but FollowReferences counts (HotSpot's filtered
- * fields of reflection internals); each is its class's only field. */
-static const struct {
-    const char *class_sig, *name;
-} hidden_fields[] = {
-    {"Ljdk/internal/reflect/ConstantPool;", "constantPoolOop"},
-    {"Ljdk/internal/reflect/UnsafeStaticFieldAccessorImpl;", "base"},
-};
 
 struct dump_class *heap_classes_get(uint32_t serial)
 {
@@ -78,7 +72,7 @@ static int table_reserve(uint32_t limit)
     return 0;
 }
 
-static struct dump_class *entry(uint32_t serial)
+struct dump_class *heap_classes_entry(uint32_t serial)
 {
     if (serial == 0 || table_reserve(serial + 1) != 0)
         return NULL;
@@ -94,233 +88,6 @@ static struct dump_class *entry(uint32_t serial)
         heap_classes_table_[serial] = c;
     }
     return c;
-}
-
-static void add_hidden_field(struct dump_class *c, const char *sig)
-{
-    for (size_t h = 0; h < sizeof hidden_fields / sizeof *hidden_fields; h++) {
-        if (strcmp(sig, hidden_fields[h].class_sig) != 0)
-            continue;
-        for (uint32_t i = 0; i < c->ndeclared; i++)
-            if (strcmp(c->declared[i].name, hidden_fields[h].name) == 0)
-                return;
-        struct layout_field *d = realloc(c->declared, (c->ndeclared + 1) * sizeof *d);
-        if (!d)
-            return;
-        memmove(d + 1, d, c->ndeclared * sizeof *d);
-        hprof_id id = strings_intern(hidden_fields[h].name);
-        d[0] = (struct layout_field){id, strings_text(id), HPROF_TYPE_OBJECT, false};
-        c->declared = d;
-        c->ndeclared++;
-    }
-}
-
-/* Reads the declared fields of k once. Returns false if the class is not prepared yet. */
-static bool read_declared(jvmtiEnv *jvmti, jclass k, struct dump_class *c)
-{
-    if (c->declared)
-        return true;
-    jint n = 0;
-    jfieldID *fields = NULL;
-    if ((*jvmti)->GetClassFields(jvmti, k, &n, &fields) != JVMTI_ERROR_NONE)
-        return false;
-    struct layout_field *d = calloc(n > 0 ? (size_t)n : 1, sizeof *d);
-    bool ok = d != NULL;
-    for (jint i = 0; ok && i < n; i++) {
-        char *name = NULL, *sig = NULL;
-        jint mods = 0;
-        if ((*jvmti)->GetFieldName(jvmti, k, fields[i], &name, &sig, NULL) != JVMTI_ERROR_NONE ||
-            (*jvmti)->GetFieldModifiers(jvmti, k, fields[i], &mods) != JVMTI_ERROR_NONE) {
-            ok = false;
-        } else {
-            hprof_id id = strings_intern(name);
-            d[i] = (struct layout_field){id, strings_text(id), layout_type_of_signature(sig),
-                                         (mods & 0x0008) != 0 /* ACC_STATIC */};
-            ok = id != 0;
-        }
-        jvmti_free(jvmti, name);
-        jvmti_free(jvmti, sig);
-    }
-    jvmti_free(jvmti, fields);
-    if (!ok) {
-        free(d);
-        return false;
-    }
-    c->declared = d;
-    c->ndeclared = (uint32_t)n;
-    const struct class_info *ci = classes_get(c->serial);
-    if (ci && ci->signature)
-        add_hidden_field(c, ci->signature);
-    return true;
-}
-
-struct serial_set {
-    uint32_t *v;
-    size_t n, cap;
-};
-
-static bool set_add(struct serial_set *s, uint32_t serial)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == serial)
-            return false;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        uint32_t *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return false;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = serial;
-    return true;
-}
-
-/* Adds the interfaces k implements or extends, transitively, to set; sums their fields. */
-static bool add_interfaces(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct serial_set *set,
-                           uint32_t *nfields, int depth)
-{
-    jint n = 0;
-    jclass *ifs = NULL;
-    if (depth > 64 || (*jvmti)->GetImplementedInterfaces(jvmti, k, &n, &ifs) != JVMTI_ERROR_NONE)
-        return false;
-    bool ok = true;
-    for (jint i = 0; i < n; i++) {
-        uint32_t s = classes_serial_of(jvmti, ifs[i]);
-        struct dump_class *ic = entry(s);
-        if (ok && ic && set_add(set, s)) {
-            ok = read_declared(jvmti, ifs[i], ic) &&
-                 add_interfaces(jvmti, jni, ifs[i], set, nfields, depth + 1);
-            *nfields += ic->ndeclared;
-        } else if (!ic) {
-            ok = false;
-        }
-        (*jni)->DeleteLocalRef(jni, ifs[i]);
-    }
-    jvmti_free(jvmti, ifs);
-    return ok;
-}
-
-#define MAX_CHAIN 256
-
-/* Reads the field layout of instance class k (and the declared fields of its supers). */
-static void read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dump_class *c)
-{
-    struct layout_level levels[MAX_CHAIN];
-    struct serial_set ifaces = {0};
-    uint32_t nif = 0;
-    size_t nlevels = 0;
-    bool ok = true;
-    jclass cur = (*jni)->NewLocalRef(jni, k);
-    while (ok && cur && nlevels < MAX_CHAIN) {
-        struct dump_class *lc = entry(classes_serial_of(jvmti, cur));
-        ok = lc && read_declared(jvmti, cur, lc) &&
-             add_interfaces(jvmti, jni, cur, &ifaces, &nif, 0);
-        if (ok)
-            levels[nlevels++] = (struct layout_level){lc->declared, lc->ndeclared};
-        jclass super = ok ? (*jni)->GetSuperclass(jni, cur) : NULL;
-        (*jni)->DeleteLocalRef(jni, cur);
-        cur = super;
-    }
-    if (cur)
-        (*jni)->DeleteLocalRef(jni, cur);
-    free(ifaces.v);
-    if (!ok || nlevels == MAX_CHAIN)
-        return;
-    if (layout_build(levels, nlevels, nif, &c->layout) != 0)
-        return;
-    c->statics = calloc(c->layout.nstatics ? c->layout.nstatics : 1, sizeof *c->statics);
-    if (!c->statics) {
-        layout_free(&c->layout);
-        return;
-    }
-    for (uint32_t i = 0; i < c->layout.nstatics; i++)
-        c->statics[i].field = c->layout.statics[i];
-    c->has_layout = true;
-}
-
-static hprof_id class_id_of(uint32_t serial);
-
-struct name_key {
-    uint64_t hash;
-    hprof_id loader;
-    uint32_t serial;
-};
-
-static uint64_t name_hash(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static int cmp_key(uint64_t h1, hprof_id l1, uint64_t h2, hprof_id l2)
-{
-    if (h1 != h2)
-        return h1 < h2 ? -1 : 1;
-    return l1 < l2 ? -1 : l1 > l2;
-}
-
-static int cmp_name_key(const void *a, const void *b)
-{
-    const struct name_key *x = a, *y = b;
-    return cmp_key(x->hash, x->loader, y->hash, y->loader);
-}
-
-/* Every object array class in the dump gets the class id of its element class: the class
- * whose name is the array's without its last "[]" and whose loader is the array's (an array
- * class is defined by its element's loader); java.lang.Object when none matches. By name and
- * loader, sorted by (hash, loader): one pass, no JNI, and no scan of the many classes of one
- * name that class loaders defining the same class again make. */
-static int link_elements(void)
-{
-    uint32_t n = 0;
-    for (uint32_t s = 1; s < heap_classes_limit_; s++)
-        n += heap_classes_table_[s] && heap_classes_table_[s]->in_dump;
-    struct name_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    if (!keys)
-        return -1;
-    uint32_t k = 0;
-    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
-        const struct dump_class *c = heap_classes_table_[s];
-        if (c && c->in_dump)
-            keys[k++] = (struct name_key){name_hash(c->name, strlen(c->name)), c->loader_id, s};
-    }
-    qsort(keys, n, sizeof *keys, cmp_name_key);
-    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
-        struct dump_class *c = heap_classes_table_[s];
-        if (!c || !c->in_dump || c->array_type != HPROF_TYPE_OBJECT)
-            continue;
-        c->elem_id = class_id_of(object_serial);
-        size_t len = strlen(c->name);
-        if (len < 2 || strcmp(c->name + len - 2, "[]") != 0)
-            continue;
-        len -= 2;
-        uint64_t h = name_hash(c->name, len);
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_key(keys[mid].hash, keys[mid].loader, h, c->loader_id) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (; lo < n && keys[lo].hash == h && keys[lo].loader == c->loader_id; lo++) {
-            const struct dump_class *e = heap_classes_table_[keys[lo].serial];
-            if (strlen(e->name) == len && memcmp(e->name, c->name, len) == 0) {
-                c->elem_id = class_id_of(keys[lo].serial);
-                break;
-            }
-        }
-    }
-    free(keys);
-    return 0;
-}
-
-static hprof_id class_id_of(uint32_t serial)
-{
-    return serial ? tag_make(TAG_SITE_CLASS, serial) : 0;
 }
 
 /* The loader's id: its tag in the dump environment, given on first sight. */
@@ -404,7 +171,7 @@ static void mark_writable(void)
             continue;
         bool ok = c->has_layout;
         const struct dump_class *k = c;
-        for (int depth = 0; ok && k->super_id != 0 && depth < MAX_CHAIN; depth++) {
+        for (int depth = 0; ok && k->super_id != 0 && depth < DUMP_CLASS_MAX_CHAIN; depth++) {
             k = heap_classes_get((uint32_t)tag_serial(k->super_id));
             ok = k && k->in_dump && k->has_layout;
         }
@@ -565,19 +332,19 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
     for (jint i = 0; i < nnew; i++) {
         jclass k = classes[i];
         uint32_t serial = classes_serial_of(jvmti, k);
-        struct dump_class *c = serial ? entry(serial) : NULL;
+        struct dump_class *c = serial ? heap_classes_entry(serial) : NULL;
         if (!c) {
             rc = serial ? -1 : rc; /* serial 0: the class cannot be inspected; left out */
         } else {
             jlong tag = 0;
-            hprof_id id = class_id_of(serial);
+            hprof_id id = heap_classes_id_of(serial);
             if ((*denv)->GetTag(denv, k, &tag) == JVMTI_ERROR_NONE && (hprof_id)tag != id)
                 (*denv)->SetTag(denv, k, (jlong)id);
             /* Counted: classes new to the dump, and listed ones whose layout can be read now
              * (one still not linked is retried by the next pass, not counted). */
             bool was_whole = c->in_dump && (c->array_type || c->has_layout);
             if (!c->has_layout && c->array_type == 0)
-                read_layout(jvmti, jni, k, c);
+                heap_classes_read_layout(jvmti, jni, k, c);
             *added += !was_whole && (!c->in_dump || c->array_type || c->has_layout);
             jboolean iface = JNI_FALSE;
             (*jvmti)->IsInterface(jvmti, k, &iface);
@@ -585,12 +352,12 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
             if (serial == object_serial) {
                 c->super_id = 0;
             } else if (c->array_type || c->is_interface) {
-                c->super_id = class_id_of(object_serial); /* as HotSpot writes them */
+                c->super_id = heap_classes_id_of(object_serial); /* as HotSpot writes them */
             } else {
                 jclass super = (*jni)->GetSuperclass(jni, k);
                 c->super_id = 0;
                 if (super) {
-                    c->super_id = class_id_of(classes_serial_of(jvmti, super));
+                    c->super_id = heap_classes_id_of(classes_serial_of(jvmti, super));
                     (*jni)->DeleteLocalRef(jni, super);
                 }
             }
@@ -604,7 +371,7 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
     if (nnew > 0 || fresh) {
         mark_writable();
         if (rc == 0)
-            rc = link_elements();
+            rc = heap_classes_link_elements(object_serial);
     }
     if (rc != 0)
         log_error("out of memory reading classes for a heap dump");
@@ -671,7 +438,7 @@ void heap_classes_write_names(struct hprof_writer *w)
 void heap_classes_describe(const struct dump_class *c, struct hprof_class_dump *out)
 {
     memset(out, 0, sizeof *out);
-    out->class_id = class_id_of(c->serial);
+    out->class_id = heap_classes_id_of(c->serial);
     out->trace_serial = HPROF_TRACE_SERIAL_NONE;
     out->super_id = c->super_id;
     /* The loader the walk reported (instance classes), else the one read before the walk
