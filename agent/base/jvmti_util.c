@@ -25,6 +25,30 @@ void agent_set_vm(JavaVM *vm)
     the_vm = vm;
 }
 
+bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jvmtiStartFunction fn,
+                              void *arg, jint priority)
+{
+    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring jname = init ? (*jni)->NewStringUTF(jni, name) : NULL;
+    jthread thread = jname ? (*jni)->NewObject(jni, cls, init, jname) : NULL;
+    bool ok = false;
+    if (!thread) {
+        (*jni)->ExceptionClear(jni);
+        log_error("cannot create the thread \"%s\"", name);
+    } else {
+        ok = !jvmti_failed(jvmti, (*jvmti)->RunAgentThread(jvmti, thread, fn, arg, priority),
+                           "RunAgentThread");
+    }
+    if (thread)
+        (*jni)->DeleteLocalRef(jni, thread);
+    if (jname)
+        (*jni)->DeleteLocalRef(jni, jname);
+    if (cls)
+        (*jni)->DeleteLocalRef(jni, cls);
+    return ok;
+}
+
 bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)

@@ -19,6 +19,11 @@ bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what);
 /* Deallocates memory JVMTI handed out; NULL is fine. */
 void jvmti_free(jvmtiEnv *jvmti, void *p);
 
+/* Starts an agent thread (RunAgentThread) running fn(arg), its java.lang.Thread named name.
+ * Returns false, with the reason logged, when it could not. */
+bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jvmtiStartFunction fn,
+                              void *arg, jint priority);
+
 /* True while the VM is in the live phase (JVMTI calls that need it are allowed). */
 bool jvmti_live(jvmtiEnv *jvmti);
 

@@ -477,28 +477,16 @@ static void listener_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (void)thread;
     if (read_fd < 0)
         return;
-    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID ctor = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = ctor ? (*jni)->NewStringUTF(jni, "HPROF listener") : NULL;
-    jobject t = name ? (*jni)->NewObject(jni, cls, ctor, name) : NULL;
-    if (!t) {
-        (*jni)->ExceptionClear(jni);
-        log_error("cannot create the socket listener thread; commands are not read");
-        return;
-    }
     pthread_mutex_lock(&lock);
     running = true;
     pthread_mutex_unlock(&lock);
-    if (jvmti_failed(
-            jvmti,
-            (*jvmti)->RunAgentThread(jvmti, t, listener_run, NULL, JVMTI_THREAD_NORM_PRIORITY),
-            "RunAgentThread (socket listener)")) {
+    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF listener", listener_run, NULL,
+                                  JVMTI_THREAD_NORM_PRIORITY)) {
+        log_error("cannot start the socket listener thread; commands are not read");
         pthread_mutex_lock(&lock);
         running = false;
         pthread_mutex_unlock(&lock);
     }
-    (*jni)->DeleteLocalRef(jni, t);
-    (*jni)->DeleteLocalRef(jni, name);
 }
 
 static void listener_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)

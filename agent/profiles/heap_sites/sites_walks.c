@@ -175,21 +175,12 @@ bool heap_sites_queue_move(uint32_t class_serial)
 
 void heap_sites_start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = tc ? (*jni)->GetMethodID(jni, tc, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = init ? (*jni)->NewStringUTF(jni, "HPROF heap=sites") : NULL;
-    jthread thread = name ? (*jni)->NewObject(jni, tc, init, name) : NULL;
-    if (!thread) {
-        (*jni)->ExceptionClear(jni);
-        log_warning("heap=sites: no worker thread; default sites stay where they start");
-        return;
-    }
     pthread_mutex_lock(&W.lock);
     W.running = true;
     pthread_mutex_unlock(&W.lock);
-    if (jvmti_failed(
-            jvmti, (*jvmti)->RunAgentThread(jvmti, thread, worker, NULL, JVMTI_THREAD_MIN_PRIORITY),
-            "RunAgentThread")) {
+    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF heap=sites", worker, NULL,
+                                  JVMTI_THREAD_MIN_PRIORITY)) {
+        log_warning("heap=sites: no worker thread; default sites stay where they start");
         pthread_mutex_lock(&W.lock);
         W.running = false;
         pthread_mutex_unlock(&W.lock);
