@@ -14,6 +14,7 @@
 #include "cpu_timers.h"
 #include "frame_table.h"
 #include "jvmti_util.h"
+#include "late_walk.h"
 #include "log.h"
 #include "thread_table.h"
 #include "trace_table.h"
@@ -68,6 +69,7 @@ static bool pseudo_ready;
 
 static _Atomic(bool) active;
 static bool per_thread;
+static bool late_walks; /* the late walker runs: threads get a global reference for it */
 
 static jmethodID boundary_enter[MAX_BOUNDARY], boundary_special[MAX_BOUNDARY];
 static jmethodID yield_methods[MAX_BOUNDARY]; /* Continuation.yield, yield0, doYield */
@@ -92,6 +94,7 @@ static struct {
     uint64_t samples, records, weight_counted;
     uint64_t reasons[R_COUNT];
     uint64_t no_java, no_method_frames, discarded, vthread_samples, vthread_dropped;
+    uint64_t walked_late;
     uint64_t drains, drain_ns;
 } st;
 /* CPU time making jmethodIDs (ClassPrepare and VM init), for the verbose message. */
@@ -242,6 +245,7 @@ void cpu_async_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     atomic_fetch_add(&prepare_ns, (uint64_t)((int64_t)clock_thread_cpu_ns() - t0));
     find_boundary(jvmti, jni);
+    late_walks = late_walk_start(jvmti, jni);
 }
 
 void cpu_async_class_prepare(jvmtiEnv *jvmti, jclass klass)
@@ -256,11 +260,15 @@ void cpu_async_class_prepare(jvmtiEnv *jvmti, jclass klass)
 
 /* ---- threads ------------------------------------------------------------------------------ */
 
-int32_t cpu_async_cover_current(JNIEnv *jni, struct thread_info *info, bool enabled)
+int32_t cpu_async_cover_current(JNIEnv *jni, struct thread_info *info, jthread thread, bool enabled)
 {
     if (!cpu_async_active() || !info)
         return -1;
-    return cpu_timers_add_current(jni, (uintptr_t)info, enabled);
+    jobject ref = thread && late_walks ? (*jni)->NewGlobalRef(jni, thread) : NULL;
+    int32_t slot = cpu_timers_add_current(jni, (uintptr_t)info, (uintptr_t)ref, enabled);
+    if (slot < 0 && ref)
+        (*jni)->DeleteGlobalRef(jni, ref);
+    return slot;
 }
 
 static void retire_ref(jweak ref)
@@ -364,6 +372,8 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct timer_record
         return;
     }
     int n = rec->nframes;
+    if (rec->walked_late && n > 0)
+        st.walked_late += w;
     if (n < 0) {
         count_reason(jvmti, reason_of(n), thread_serial_of(rec->owner), w);
         return;
@@ -470,6 +480,11 @@ static void free_retired_refs(JNIEnv *jni)
     pthread_mutex_unlock(&retired_lock);
 }
 
+static void release_thread_ref(uintptr_t ref, void *jni)
+{
+    (*(JNIEnv *)jni)->DeleteGlobalRef((JNIEnv *)jni, (jobject)ref);
+}
+
 void cpu_async_drain(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     if (!cpu_async_active() || !jni)
@@ -503,7 +518,7 @@ void cpu_async_drain(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->ExceptionClear(jni);
     }
     free_retired_refs(jni);
-    cpu_timers_recycle();
+    cpu_timers_recycle(release_thread_ref, jni);
     st.drains++;
     st.drain_ns += (uint64_t)((int64_t)clock_thread_cpu_ns() - t0);
     pthread_mutex_unlock(&drain_lock);
@@ -511,8 +526,10 @@ void cpu_async_drain(jvmtiEnv *jvmti, JNIEnv *jni)
 
 void cpu_async_stop(void)
 {
-    if (cpu_async_active())
+    if (cpu_async_active()) {
         cpu_timers_stop();
+        late_walk_stop(); /* publishes what it holds, so the last drain sees every record */
+    }
 }
 
 bool cpu_async_check_signal(void)
@@ -569,6 +586,19 @@ void cpu_async_log_stats(void)
         off ? buf : "none", (unsigned long long)t.recovered, (unsigned long long)t.retried,
         (unsigned long long)st.no_method_frames, (unsigned long long)(t.stale + t.foreign),
         (unsigned long long)t.stale, (unsigned long long)t.foreign);
+    struct late_walk_stats lw;
+    late_walk_get_stats(&lw);
+    if (late_walks)
+        log_info("cpu=samples: %llu samples walked late (the thread was in the VM or native code, "
+                 "deoptimizing or in a collection: its stack by GetStackTrace at its next "
+                 "transition), %llu records handed over, %llu not walkable then, %llu not handed "
+                 "over; %.1f us from signal to walk on average, %llu%% within 100 us, %.1f ms "
+                 "at most",
+                 (unsigned long long)st.walked_late, (unsigned long long)lw.offered,
+                 (unsigned long long)lw.failed, (unsigned long long)lw.refused,
+                 lw.walked ? (double)lw.latency_ns / (double)lw.walked / 1e3 : 0.0,
+                 (unsigned long long)(lw.walked ? 100 * lw.under_100us / lw.walked : 0),
+                 (double)lw.max_ns / 1e6);
     if (cpu_carriers_watching())
         log_info("cpu=samples: %llu samples on virtual threads, %llu dropped (the virtual "
                  "thread was gone by the drain)",

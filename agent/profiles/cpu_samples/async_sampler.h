@@ -34,7 +34,8 @@ void cpu_async_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
 void cpu_async_class_prepare(jvmtiEnv *jvmti, jclass klass);
 
 /* On the thread itself: a timer for it (returns its slot, or -1), and its end. */
-int32_t cpu_async_cover_current(JNIEnv *jni, struct thread_info *info, bool enabled);
+int32_t cpu_async_cover_current(JNIEnv *jni, struct thread_info *info, jthread thread,
+                                bool enabled);
 void cpu_async_uncover_current(JNIEnv *jni);
 
 /* Turns the ring's records into counts (cpu_sampler_add_samples). Any thread with a JNIEnv;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h" /* clock_gettime: async-signal-safe */
+#include "late_walk.h"
 #include "segarray.h"
 
 #ifndef sigev_notify_thread_id
@@ -36,6 +37,7 @@ struct timer_slot {
     /* Written before the slot is published LIVE (release), read by the handler after. */
     JNIEnv *env;
     uintptr_t owner;
+    uintptr_t thread_ref;         /* global reference for late walks, 0 if none */
     uintptr_t stack_lo, stack_hi; /* the thread's stack, for the one-frame retry */
     int timer_id;                 /* the kernel's timer id, -1 when none; guarded by lock */
     uint64_t end_pos;             /* ring position when the thread ended; guarded by lock */
@@ -160,10 +162,15 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     rec->vthread = atomic_load_explicit(&s->vthread, memory_order_relaxed);
     rec->mounted = atomic_load_explicit(&s->mounted, memory_order_relaxed);
     int depth = atomic_load_explicit(&walk_depth, memory_order_relaxed);
+    rec->walked_late = 0;
     rec->nframes = async_stack_walk(s->env, rec->frames, depth, ucontext);
     if (rec->nframes == ASYNC_TICKS_UNKNOWN_JAVA || rec->nframes == ASYNC_TICKS_NOT_WALKABLE_JAVA)
         rec->nframes = walk_from_return_address(s, rec, depth, ucontext, rec->nframes);
-    sample_ring_publish(ring, pos);
+    /* Out of Java code: the walker publishes it once it has the stack. A carrier's stack
+     * would not be its virtual thread's: those stay as AGCT left them. */
+    if (!(late_walk_wanted(rec->nframes) && !rec->mounted &&
+          late_walk_offer(rec, pos, s->thread_ref)))
+        sample_ring_publish(ring, pos);
     atomic_fetch_add_explicit(&handler_ns, clock_thread_cpu_ns() - t0, memory_order_relaxed);
     errno = saved_errno;
 }
@@ -274,6 +281,11 @@ void cpu_timers_set_depth(int depth)
                           memory_order_relaxed);
 }
 
+int cpu_timers_depth(void)
+{
+    return atomic_load_explicit(&walk_depth, memory_order_relaxed);
+}
+
 bool cpu_timers_handler_intact(void)
 {
     struct sigaction now;
@@ -301,7 +313,7 @@ static bool push(uint32_t **list, size_t *n, size_t *cap, uint32_t v)
     return true;
 }
 
-int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, bool enabled)
+int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, uintptr_t thread_ref, bool enabled)
 {
     if (!atomic_load(&running) || current_slot >= 0)
         return current_slot;
@@ -322,6 +334,7 @@ int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, bool enabled)
     atomic_store(&s->gen, gen);
     s->env = env;
     s->owner = owner;
+    s->thread_ref = 0;
     s->stack_lo = s->stack_hi = 0;
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -348,6 +361,7 @@ int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, bool enabled)
         return -1;
     }
     s->timer_id = id;
+    s->thread_ref = thread_ref;
     atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
     if (enabled)
         arm(id, true);
@@ -455,7 +469,7 @@ void cpu_timers_take_lost(void (*fn)(uintptr_t owner, uint64_t weight, void *arg
     }
 }
 
-void cpu_timers_recycle(void)
+void cpu_timers_recycle(void (*release)(uintptr_t thread_ref, void *arg), void *arg)
 {
     uint64_t consumed = sample_ring_consumed(ring);
     pthread_mutex_lock(&lock);
@@ -466,6 +480,9 @@ void cpu_timers_recycle(void)
         /* Taking the lost count first: it belongs to the ended thread. */
         if (s->end_pos <= consumed && atomic_load(&s->lost) == 0 &&
             push(&free_list, &nfree, &free_cap, index)) {
+            if (s->thread_ref && release)
+                release(s->thread_ref, arg);
+            s->thread_ref = 0;
             atomic_store(&s->state, SLOT_FREE);
         } else {
             ended_list[kept++] = index;

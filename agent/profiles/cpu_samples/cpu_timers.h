@@ -31,14 +31,14 @@
 
 /* One ring record: who was interrupted, and what AGCT found. */
 struct timer_record {
-    uint32_t slot;     /* slot index */
-    uint32_t epoch;    /* the slot's epoch at the signal (switches and clears bump it) */
-    uint32_t weight;   /* intervals of CPU time this sample stands for: 1 + overruns */
-    int32_t nframes;   /* AGCT's count: frames, 0 = no Java frame, < 0: enum async_ticks */
-    uintptr_t owner;   /* the thread's owner word (the profile's thread entry) */
-    uintptr_t vthread; /* the virtual thread last mounted on it (JDK 21+, thread=y), or 0 */
-    uint32_t mounted;  /* a virtual thread was mounted at the signal */
-    uint32_t pad;
+    uint32_t slot;        /* slot index */
+    uint32_t epoch;       /* the slot's epoch at the signal (switches and clears bump it) */
+    uint32_t weight;      /* intervals of CPU time this sample stands for: 1 + overruns */
+    int32_t nframes;      /* AGCT's count: frames, 0 = no Java frame, < 0: enum async_ticks */
+    uintptr_t owner;      /* the thread's owner word (the profile's thread entry) */
+    uintptr_t vthread;    /* the virtual thread last mounted on it (JDK 21+, thread=y), or 0 */
+    uint32_t mounted;     /* a virtual thread was mounted at the signal */
+    uint32_t walked_late; /* frames from GetStackTrace after the signal (late_walk.h) */
     struct async_frame frames[]; /* up to cpu_timers_max_frames() */
 };
 
@@ -57,14 +57,17 @@ bool cpu_timers_active(void);
 int cpu_timers_max_frames(void);
 /* The depth the handler walks (clamped to max_frames; 0 walks 1 frame). */
 void cpu_timers_set_depth(int depth);
+int cpu_timers_depth(void);
 
 /* Whether our handler is still the signal's handler (another agent may have replaced it). */
 bool cpu_timers_handler_intact(void);
 
 /* On the thread itself (ThreadStart, VM init): gives the current thread a slot and a timer,
- * armed when enabled. env: its JNIEnv; owner: a word the records carry. Returns the slot
- * index, or -1 (no timer: the thread is left to the safepoint sampler). */
-int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, bool enabled);
+ * armed when enabled. env: its JNIEnv; owner: a word the records carry; thread_ref: a global
+ * reference to the thread for samples walked late (late_walk.h; 0: none), the slot's from
+ * now on (handed back by cpu_timers_recycle). Returns the slot index, or -1 (no timer: the
+ * thread is left to the safepoint sampler; thread_ref stays the caller's). */
+int32_t cpu_timers_add_current(JNIEnv *env, uintptr_t owner, uintptr_t thread_ref, bool enabled);
 /* On the thread itself (ThreadEnd): deletes its timer and ends its slot. */
 void cpu_timers_remove_current(void);
 /* The current thread's slot (-1: none). */
@@ -89,8 +92,9 @@ bool cpu_timers_record_current(const struct timer_record *rec);
 /* Samples lost because the ring was full, per slot, taken (reset to 0) with their owner.
  * Calls fn for each slot with a loss. */
 void cpu_timers_take_lost(void (*fn)(uintptr_t owner, uint64_t weight, void *arg), void *arg);
-/* After a drain: ends slots whose records were all consumed become reusable. */
-void cpu_timers_recycle(void);
+/* After a drain: ended slots whose records were all consumed become reusable; the thread
+ * reference each had is passed to release. */
+void cpu_timers_recycle(void (*release)(uintptr_t thread_ref, void *arg), void *arg);
 
 /* Stops sampling for good (VM death): every timer deleted, the handler returns at once.
  * The handler stays installed (a signal still pending must not kill the process). */

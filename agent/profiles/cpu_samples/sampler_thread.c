@@ -150,7 +150,8 @@ static void cover_current(JNIEnv *jni, struct sampled_thread *t)
         return;
     pthread_mutex_lock(&sampler_list_lock);
     if (t->timer_slot < 0 && !t->retired)
-        t->timer_slot = cpu_async_cover_current(jni, t->info, false); /* armed when grown up */
+        /* armed when grown up */
+        t->timer_slot = cpu_async_cover_current(jni, t->info, t->ref, false);
     pthread_mutex_unlock(&sampler_list_lock);
 }
 
@@ -359,24 +360,12 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 
 int cpu_sampler_start(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = init ? (*jni)->NewStringUTF(jni, "HPROF cpu sampler") : NULL;
-    jthread thread = name ? (*jni)->NewObject(jni, cls, init, name) : NULL;
-    if (!thread) {
-        (*jni)->ExceptionClear(jni);
-        log_error("cpu=samples: cannot create the sampler thread");
-        return -1;
-    }
     pthread_mutex_lock(&sampler_list_lock);
     sampler_running = true;
     pthread_mutex_unlock(&sampler_list_lock);
-    jvmtiError err =
-        (*jvmti)->RunAgentThread(jvmti, thread, sampler_main, NULL, JVMTI_THREAD_MAX_PRIORITY);
-    (*jni)->DeleteLocalRef(jni, thread);
-    (*jni)->DeleteLocalRef(jni, name);
-    (*jni)->DeleteLocalRef(jni, cls);
-    if (jvmti_failed(jvmti, err, "RunAgentThread")) {
+    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF cpu sampler", sampler_main, NULL,
+                                  JVMTI_THREAD_MAX_PRIORITY)) {
+        log_error("cpu=samples: cannot start the sampler thread");
         pthread_mutex_lock(&sampler_list_lock);
         sampler_running = false;
         pthread_mutex_unlock(&sampler_list_lock);

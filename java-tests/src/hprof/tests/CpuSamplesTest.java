@@ -208,6 +208,36 @@ class CpuSamplesTest {
                 + " samples (" + Math.round(share * 100) + "%), 85% expected\n" + r.describe());
     }
 
+    /** Time a thread spends in the VM on a method's behalf (here: zeroing large arrays it
+     * allocates) is credited to that method. AsyncGetCallTrace declines such samples (before
+     * late walks: 99% of this program's samples were <unwalkable>.unknown_not_java); the late
+     * walker takes the stack with GetStackTrace, which cannot change until the thread is back
+     * in Java. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("jdks")
+    void timeInTheVmIsCreditedToTheJavaMethodThatAskedForIt(int feature) throws Exception {
+        Path jdk = jdkOrSkip(feature);
+        Path dir = Jvm.workDir("cpu-vm-time");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("cpu=samples,interval=1,depth=4,cutoff=0,verbose=y,file=cpu.txt")),
+                "ZeroedArrays", "2500");
+        assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        Profile p = Profile.read(dir.resolve("cpu.txt"));
+        assertEquals(p.total(), p.sumOfRows(), p.text());
+        assertTrue(p.total() >= 500, "too few samples to judge: " + p.total() + "\n" + r.describe());
+        long fill = p.rows().stream().filter(row -> row.method().equals("ZeroedArrays.fill"))
+                .mapToLong(Profile.Row::count).sum();
+        assertTrue(fill >= p.total() * 0.85, "ZeroedArrays.fill has " + fill + " of " + p.total()
+                + " samples, 85% expected\n" + r.describe());
+        Matcher late = Pattern.compile("(\\d+) samples walked late").matcher(r.err());
+        assertTrue(late.find() && Long.parseLong(late.group(1)) >= p.total() / 2,
+                "most samples should have been walked late\n" + r.describe());
+        Matcher unwalkable = Pattern.compile("(\\d+) unwalkable \\(").matcher(r.err());
+        assertTrue(unwalkable.find(), r.describe());
+        assertTrue(Long.parseLong(unwalkable.group(1)) < p.total() * 0.02, r.describe());
+    }
+
     static Stream<Arguments> jdksAndIntervals() {
         return Stream.of(17, 25).flatMap(j -> Stream.of(Arguments.of(j, 10), Arguments.of(j, 1)));
     }
