@@ -471,6 +471,11 @@ void cpu_timers_take_lost(void (*fn)(uintptr_t owner, uint64_t weight, void *arg
 
 void cpu_timers_recycle(void (*release)(uintptr_t thread_ref, void *arg), void *arg)
 {
+    /* After a stop, a handler that was already past its checks may still claim a record (above
+     * the slot's end position) and hand it to the late walker, which then uses the slot's
+     * thread reference: slots ended by a stop are never reused nor their references freed. */
+    if (!atomic_load_explicit(&running, memory_order_acquire))
+        return;
     uint64_t consumed = sample_ring_consumed(ring);
     pthread_mutex_lock(&lock);
     size_t kept = 0;
