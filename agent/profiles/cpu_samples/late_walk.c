@@ -1,6 +1,7 @@
 #include "late_walk.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -151,7 +152,7 @@ void late_walk_stop(void)
     if (!queue || !atomic_exchange(&accepting, false))
         return;
     while (atomic_load(&offers_in_flight) != 0)
-        ; /* a handler between its check and its push: a few instructions */
+        sched_yield(); /* a handler between its check and its push: a few instructions */
     atomic_store(&stop_requested, true);
     sem_post(&wake);
     int64_t deadline = (int64_t)clock_monotonic_ns() + STOP_WAIT_NS;
