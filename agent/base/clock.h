@@ -27,6 +27,13 @@ static inline uint64_t clock_coarse_ns(void)
     return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
+/* A nanosecond count (such as a monotonic deadline) as a timespec, for the timed waits that
+ * take an absolute time on CLOCK_MONOTONIC. */
+static inline struct timespec clock_timespec_of(int64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    return ts;
+}
 /* CPU time of the calling thread; 0 when this system cannot tell. */
 static inline uint64_t clock_thread_cpu_ns(void)
 {

@@ -32,14 +32,10 @@ bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jv
     jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
     jstring jname = init ? (*jni)->NewStringUTF(jni, name) : NULL;
     jthread thread = jname ? (*jni)->NewObject(jni, cls, init, jname) : NULL;
-    bool ok = false;
-    if (!thread) {
+    bool ok =
+        thread && (*jvmti)->RunAgentThread(jvmti, thread, fn, arg, priority) == JVMTI_ERROR_NONE;
+    if (!thread)
         (*jni)->ExceptionClear(jni);
-        log_error("cannot create the thread \"%s\"", name);
-    } else {
-        ok = !jvmti_failed(jvmti, (*jvmti)->RunAgentThread(jvmti, thread, fn, arg, priority),
-                           "RunAgentThread");
-    }
     if (thread)
         (*jni)->DeleteLocalRef(jni, thread);
     if (jname)

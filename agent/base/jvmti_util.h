@@ -20,7 +20,7 @@ bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what);
 void jvmti_free(jvmtiEnv *jvmti, void *p);
 
 /* Starts an agent thread (RunAgentThread) running fn(arg), its java.lang.Thread named name.
- * Returns false, with the reason logged, when it could not. */
+ * Returns false when it could not; the caller says what is lost, in one message. */
 bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jvmtiStartFunction fn,
                               void *arg, jint priority);
 

@@ -104,14 +104,8 @@ static void JNICALL walker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     (void)jni;
     jvmtiFrameInfo *buf = arg;
     for (;;) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += IDLE_WAKE_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        while (sem_timedwait(&wake, &until) != 0 && errno == EINTR)
+        struct timespec until = clock_timespec_of((int64_t)clock_monotonic_ns() + IDLE_WAKE_NS);
+        while (sem_clockwait(&wake, CLOCK_MONOTONIC, &until) != 0 && errno == EINTR)
             ;
         bool stopping = atomic_load(&stop_requested);
         struct late_entry *e;

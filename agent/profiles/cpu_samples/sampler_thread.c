@@ -51,12 +51,6 @@ int64_t sampler_interval_ns;
 bool sampler_per_thread;
 _Atomic(struct thread_info *) sampler_self_info; /* the sampler's own thread */
 
-static struct timespec timespec_of(int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-    return ts;
-}
-
 int cpu_sampler_init(int interval_ms, bool thread_traces)
 {
     sampler_interval_ns = (int64_t)(interval_ms > 0 ? interval_ms : 1) * 1000000;
@@ -299,8 +293,8 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         }
         if (!sampling_on_locked()) {
             struct timespec until =
-                timespec_of((int64_t)clock_monotonic_ns() +
-                            (cpu_async_active() ? CPU_ASYNC_DRAIN_NS : PAUSED_WAKE_NS));
+                clock_timespec_of((int64_t)clock_monotonic_ns() +
+                                  (cpu_async_active() ? CPU_ASYNC_DRAIN_NS : PAUSED_WAKE_NS));
             pthread_cond_timedwait(&wake, &sampler_list_lock, &until);
             pthread_mutex_unlock(&sampler_list_lock);
             free_retired(jni);
@@ -310,7 +304,7 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         }
         int64_t now = (int64_t)clock_monotonic_ns();
         if (now < next) {
-            struct timespec until = timespec_of(next);
+            struct timespec until = clock_timespec_of(next);
             pthread_cond_timedwait(&wake, &sampler_list_lock, &until);
             continue; /* re-check stop and pause */
         }
@@ -379,7 +373,7 @@ void cpu_sampler_stop(void)
     pthread_mutex_lock(&sampler_list_lock);
     stop_requested = true;
     pthread_cond_broadcast(&wake);
-    struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + STOP_WAIT_NS);
+    struct timespec until = clock_timespec_of((int64_t)clock_monotonic_ns() + STOP_WAIT_NS);
     while (sampler_running)
         if (pthread_cond_timedwait(&wake, &sampler_list_lock, &until) != 0)
             break;
@@ -429,7 +423,7 @@ void cpu_sampler_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool
     pthread_cond_broadcast(&wake);
     /* Once the command returns, no sample of a thread switched off is added: a round in
      * progress read the switches before the change. */
-    struct timespec until = timespec_of((int64_t)clock_monotonic_ns() + OFF_WAIT_NS);
+    struct timespec until = clock_timespec_of((int64_t)clock_monotonic_ns() + OFF_WAIT_NS);
     while (!on && in_round && !stop_requested)
         if (pthread_cond_timedwait(&wake, &sampler_list_lock, &until) != 0)
             break;
