@@ -13,7 +13,11 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct keymap *methods_by_id; /* jmethodID -> index + 1 */
-static struct keymap *frames_by_key; /* (jmethodID, location) -> serial */
+/* Two keys lead to a frame: (jmethodID, location), what a stack walk gives, and (jmethodID,
+ * line), what the frame is. Locations on one line are one frame, so stacks that print alike
+ * are one trace and allocations on one line one site. */
+static struct keymap *frames_by_key;  /* (jmethodID, location) -> serial */
+static struct keymap *frames_by_line; /* (jmethodID, line) -> serial */
 static struct segarray methods, frames;
 static bool with_lines = true;
 
@@ -24,7 +28,8 @@ int frames_init(bool lineno)
     segarray_init(&frames, sizeof(struct frame_info));
     methods_by_id = keymap_new(8192);
     frames_by_key = keymap_new(16384);
-    return methods_by_id && frames_by_key ? 0 : -1;
+    frames_by_line = keymap_new(16384);
+    return methods_by_id && frames_by_key && frames_by_line ? 0 : -1;
 }
 
 static int compare_lines(const void *a, const void *b)
@@ -162,16 +167,24 @@ uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location)
     const struct method_info *m = frames_method(jvmti, method);
     if (!m)
         return 0;
+    struct {
+        jmethodID method;
+        int64_t line;
+    } line_key = {method, line_at(m, location)};
     pthread_mutex_lock(&lock);
     if (!keymap_get(frames_by_key, &key, sizeof key, &serial)) {
-        uint32_t i = segarray_append(&frames);
-        if (i != UINT32_MAX) {
-            struct frame_info *f = segarray_at(&frames, i);
-            f->serial = i + 1;
-            f->method = m;
-            f->line = line_at(m, location);
-            serial = keymap_put(frames_by_key, &key, sizeof key, i + 1);
+        if (!keymap_get(frames_by_line, &line_key, sizeof line_key, &serial)) {
+            uint32_t i = segarray_append(&frames);
+            if (i != UINT32_MAX) {
+                struct frame_info *f = segarray_at(&frames, i);
+                f->serial = i + 1;
+                f->method = m;
+                f->line = (int32_t)line_key.line;
+                serial = keymap_put(frames_by_line, &line_key, sizeof line_key, i + 1);
+            }
         }
+        if (serial && !keymap_put(frames_by_key, &key, sizeof key, serial))
+            serial = 0;
     }
     pthread_mutex_unlock(&lock);
     return serial;
@@ -223,5 +236,6 @@ void frames_teardown(void)
     segarray_free(&frames);
     keymap_free(methods_by_id);
     keymap_free(frames_by_key);
-    methods_by_id = frames_by_key = NULL;
+    keymap_free(frames_by_line);
+    methods_by_id = frames_by_key = frames_by_line = NULL;
 }

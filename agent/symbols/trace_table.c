@@ -11,8 +11,12 @@
 #include "segarray.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct keymap *traces_by_key;
-static struct segarray traces; /* serial = index + 1 */
+/* Two keys lead to a trace: the raw (method, location) pairs a stack walk gives, looked up
+ * first, and the frame serials it resolves to, which decide: stacks whose locations differ but
+ * whose frames are the same (frame_table.h: one frame per line) are one trace. */
+static struct keymap *traces_by_key;    /* thread serial, raw frames -> serial */
+static struct keymap *traces_by_frames; /* thread serial, frame serials -> serial */
+static struct segarray traces;          /* serial = index + 1 */
 
 struct raw_frame {
     jmethodID method;
@@ -35,7 +39,8 @@ int traces_init(int depth)
     traces_set_depth(depth);
     segarray_init(&traces, sizeof(struct trace_info));
     traces_by_key = keymap_new(16384);
-    if (!traces_by_key)
+    traces_by_frames = keymap_new(16384);
+    if (!traces_by_key || !traces_by_frames)
         return -1;
     uint32_t i = segarray_append(&traces); /* serial 1: the empty trace */
     struct trace_info *t = segarray_at(&traces, i);
@@ -56,6 +61,25 @@ static size_t make_key(uint8_t *key, const jvmtiFrameInfo *frames, jint n, uint3
     return off;
 }
 
+/* A new trace of the n frame serials in *serials (followed by the thread serial: the frames
+ * key, frames_len bytes), which it takes over (*serials set to NULL). Under the lock. */
+static uint32_t add_trace(uint32_t *frames, jint n, uint32_t thread_serial, size_t frames_len,
+                          uint32_t **serials)
+{
+    uint32_t i = segarray_append(&traces);
+    if (i == UINT32_MAX)
+        return HPROF_TRACE_SERIAL_NONE;
+    struct trace_info *t = segarray_at(&traces, i);
+    t->serial = i + 1;
+    t->thread_serial = thread_serial;
+    t->nframes = (uint32_t)n;
+    t->frames = frames;
+    *serials = NULL;
+    /* Out of memory: a trace nobody names (written, never referred to). */
+    return keymap_put(traces_by_frames, frames, frames_len, i + 1) ? i + 1
+                                                                   : HPROF_TRACE_SERIAL_NONE;
+}
+
 uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
                        uint32_t thread_serial)
 {
@@ -74,29 +98,22 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
     pthread_mutex_unlock(&lock);
 
     if (!found) {
-        /* New trace: resolve its frames outside the lock. */
-        uint32_t *serials = malloc(sizeof *serials * (size_t)n);
+        /* New raw stack: resolve its frames outside the lock. */
+        uint32_t *serials = malloc(sizeof *serials * ((size_t)n + 1));
         bool ok = serials != NULL;
+        if (ok)
+            serials[n] = thread_serial; /* the frames key's last word */
         for (jint i = 0; ok && i < n; i++)
             ok = (serials[i] = frames_intern(jvmti, frames[i].method, frames[i].location)) != 0;
+        size_t frames_len = sizeof *serials * ((size_t)n + 1);
         pthread_mutex_lock(&lock);
         if (!ok) {
             serial = HPROF_TRACE_SERIAL_NONE;
         } else if (!keymap_get(traces_by_key, key, len, &serial)) {
-            uint32_t i = segarray_append(&traces);
-            if (i == UINT32_MAX) {
+            if (!keymap_get(traces_by_frames, serials, frames_len, &serial))
+                serial = add_trace(serials, n, thread_serial, frames_len, &serials);
+            if (serial != HPROF_TRACE_SERIAL_NONE && !keymap_put(traces_by_key, key, len, serial))
                 serial = HPROF_TRACE_SERIAL_NONE;
-            } else {
-                struct trace_info *t = segarray_at(&traces, i);
-                t->serial = i + 1;
-                t->thread_serial = thread_serial;
-                t->nframes = (uint32_t)n;
-                t->frames = serials;
-                serials = NULL;
-                serial = keymap_put(traces_by_key, key, len, i + 1);
-                if (!serial)
-                    serial = HPROF_TRACE_SERIAL_NONE;
-            }
         }
         pthread_mutex_unlock(&lock);
         free(serials);
@@ -135,5 +152,6 @@ void traces_teardown(void)
         free(((struct trace_info *)segarray_at(&traces, i))->frames);
     segarray_free(&traces);
     keymap_free(traces_by_key);
-    traces_by_key = NULL;
+    keymap_free(traces_by_frames);
+    traces_by_key = traces_by_frames = NULL;
 }

@@ -9,6 +9,8 @@
  *   work            on each of THREADS threads: WORK Work, keeps WORK_KEPT
  *   copyItems       CLONES clones of an Item (Object.clone, allocated by the VM), keeps all
  *   reflectItems    REFLECTED Items by Constructor.newInstance, keeps all
+ *   makePairs       PAIRS times two Pairs on one line (two bytecodes, one site), keeps
+ *                   PAIRS_KEPT of each
  *   moveA, moveB    Moved: MOVED_A1 at A keeping KEPT_A1, then MOVED_B at B keeping KEPT_B2,
  *                   a pause, then MOVED_A2 more at A keeping KEPT_A2 (B allocates so much more
  *                   that the agent moves Moved's default site from A to B meanwhile)
@@ -29,6 +31,7 @@ public class SitesProgram {
     static final int CLONES = 400, REFLECTED = 250;
     static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 80_000, KEPT_B2 = 5000;
     static final int MOVED_A2 = 1000, KEPT_A2 = 100;
+    static final int PAIRS = 3000, PAIRS_KEPT = 300;
 
     static class Item implements Cloneable {
         long a, b;
@@ -40,6 +43,10 @@ public class SitesProgram {
     static class Work {
         int[] none;
         long v;
+    }
+
+    static class Pair {
+        int v;
     }
 
     static class Moved {
@@ -110,6 +117,20 @@ public class SitesProgram {
         }
     }
 
+    static Object[] keptPairs = new Object[2 * PAIRS_KEPT];
+
+    static void makePairs() {
+        for (int i = 0; i < PAIRS; i++) {
+            Pair p = new Pair(), q = new Pair();
+            sink = p;
+            sink = q;
+            if (i < PAIRS_KEPT) {
+                keptPairs[2 * i] = p;
+                keptPairs[2 * i + 1] = q;
+            }
+        }
+    }
+
     static void work(int t) {
         for (int i = 0; i < WORK; i++) {
             Work w = new Work();
@@ -135,6 +156,7 @@ public class SitesProgram {
         makeItems();
         makeMoreItems();
         makeArrays();
+        makePairs();
         Thread[] threads = new Thread[THREADS];
         for (int t = 0; t < THREADS; t++) {
             final int index = t;
@@ -166,6 +188,7 @@ public class SitesProgram {
             keptArrays = null;
             keptWork = null;
             keptMoved = null;
+            keptPairs = null;
             System.gc();
         }
         System.out.println("sites done");

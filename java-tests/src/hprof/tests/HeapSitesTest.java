@@ -2,6 +2,7 @@ package hprof.tests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import hprof.tests.SitesReport.Dump;
@@ -9,8 +10,10 @@ import hprof.tests.SitesReport.Site;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
@@ -34,8 +37,8 @@ class HeapSitesTest {
     static final int MORE = 777, MORE_KEPT = 77, INTS = 5000, INTS_KEPT = 500, GRIDS = 300;
     static final int THREADS = 4, WORK_N = 2500, WORK_KEPT = 111, CLONES = 400, REFLECTED = 250;
     static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 80_000, KEPT_B2 = 5000;
-    static final int MOVED_A2 = 1000, KEPT_A2 = 100;
-    static final String MOVED = "SitesProgram$Moved";
+    static final int MOVED_A2 = 1000, KEPT_A2 = 100, PAIRS = 3000, PAIRS_KEPT = 300;
+    static final String MOVED = "SitesProgram$Moved", PAIR = "SitesProgram$Pair";
 
     static Stream<Arguments> jdks() { return Stream.of(17, 25).map(Arguments::of); }
 
@@ -96,6 +99,8 @@ class HeapSitesTest {
                      SitesReport.sum(all, Site::liveObjs));
         for (Site s : all)
             assertCounts(s, s.allocObjs(), s.liveObjs());
+        // Two allocations on one line are one site (one frame per line, lineno=y or n).
+        assertCounts(one(r, d, PAIR, P + ".makePairs"), 2 * PAIRS, 2 * PAIRS_KEPT);
         // A class whose default site moved from moveA to moveB while objects of both lived.
         assertCounts(one(r, d, MOVED, P + ".moveA"), MOVED_A1 + MOVED_A2, KEPT_A1 + KEPT_A2);
         assertCounts(one(r, d, MOVED, P + ".moveB"), MOVED_B, KEPT_B2);
@@ -194,6 +199,18 @@ class HeapSitesTest {
         String lineA = r.trace(a).lines().get(0), lineB = r.trace(b).lines().get(0);
         assertTrue(lineA.matches("SitesProgram\\.makeItems\\(SitesProgram\\.java:\\d+\\)"), lineA);
         assertFalse(lineA.equals(lineB));
+        // Two bytecodes of one line: one frame, one trace, one site.
+        assertCounts(one(r, d, PAIR, P + ".makePairs"), 2 * PAIRS, 2 * PAIRS_KEPT);
+        assertNoTwoTracesAlike(r);
+    }
+
+    /** Traces are what they print: no two TRACE records with the same thread and frames. */
+    static void assertNoTwoTracesAlike(SitesReport r) {
+        Map<List<Object>, Integer> seen = new HashMap<>();
+        for (SitesReport.Trace t : r.traces.values()) {
+            Integer other = seen.put(List.of(t.thread(), t.lines()), t.serial());
+            assertNull(other, "TRACE " + other + " and TRACE " + t.serial() + " are alike: " + t);
+        }
     }
 
     @Test void threadYGivesEachThreadItsOwnSites() throws Exception {
