@@ -35,6 +35,14 @@ void gate_unregister(struct gate_slot *s)
     pthread_mutex_unlock(&lock);
 }
 
+void gate_each(void (*fn)(struct gate_slot *s, void *arg), void *arg)
+{
+    pthread_mutex_lock(&lock);
+    for (struct gate_slot *s = slots; s; s = s->next)
+        fn(s, arg);
+    pthread_mutex_unlock(&lock);
+}
+
 void gate_wait_open(struct gate_slot *s)
 {
     if (closer)

@@ -24,6 +24,9 @@ void gate_unregister(struct gate_slot *s);
 
 void gate_wait_open(struct gate_slot *s);
 
+/* Calls fn on every registered slot (under the gate's lock: no slot comes or goes meanwhile). */
+void gate_each(void (*fn)(struct gate_slot *s, void *arg), void *arg);
+
 static inline void gate_enter(struct gate_slot *s)
 {
     /* Sequentially consistent: the closer stores the flag and then reads every slot, this

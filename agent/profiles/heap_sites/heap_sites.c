@@ -374,8 +374,10 @@ static void heap_sites_dump(const struct dump_request *req)
     /* Until the counts are read: live counts from walks of one heap, allocation counts of
      * the same moment. */
     bool gated = !heap_sites_state.sampled;
-    if (gated)
+    if (gated) {
         gate_close();
+        heap_sites_flush_pending();
+    }
 
     struct live_counts lc = {sites_end(), NULL, NULL};
     lc.objs = calloc(lc.end, sizeof *lc.objs);

@@ -2,7 +2,12 @@
  * per-thread state it runs on, and the AGCT self-check of HPROF_SITES_AGCT_CHECK. */
 #include "heap_sites_internal.h"
 
+#include <stddef.h>
+
 static _Thread_local struct site_thread *current_thread;
+
+static void flush_thread(struct gate_slot *slot, void *arg);
+_Static_assert(offsetof(struct site_thread, gate) == 0, "a gate slot is its site_thread");
 
 /* ---- per-thread state ------------------------------------------------------------------ */
 
@@ -35,6 +40,9 @@ void heap_sites_thread_free(JNIEnv *jni)
     struct site_thread *t = current_thread;
     current_thread = NULL;
     if (t) {
+        gate_enter(&t->gate); /* not while a dump reads the counts */
+        flush_thread(&t->gate, NULL);
+        gate_leave(&t->gate);
         gate_unregister(&t->gate);
         if (jni)
             trace_cache_each_ref(t->cache, delete_weak, jni);
@@ -310,24 +318,66 @@ static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch,
     return epoch != t->seen_epoch ? TAG_IF_TAGGED : TAG_NO;
 }
 
-/* Exact mode, an allocation at a site that is not its class's default: asks for the default to
- * move here once this site allocates far more. */
-static void maybe_move_default(const struct alloc_site *a, uint64_t allocated)
+/* Exact mode: asks for a class's default site to move to this site once it has allocated far
+ * more (allocated: its count now). */
+static void maybe_move_default(uint32_t site, uint64_t allocated)
 {
-    if ((allocated & MOVE_CHECK_MASK) != 0 || a->kind != SITE_CLASS_DEFAULT)
+    struct site *s = sites_get(site);
+    struct site_class *k = s ? sites_class_peek(s->class_serial) : NULL;
+    if (!k || atomic_load_explicit(&k->kind, memory_order_acquire) != SITE_CLASS_DEFAULT)
         return;
-    struct site *d = sites_get(atomic_load_explicit(&a->k->default_site, memory_order_relaxed));
-    if (!d || d == sites_get(a->site))
+    struct site *d = sites_get(atomic_load_explicit(&k->default_site, memory_order_relaxed));
+    if (!d || d == s)
         return;
     uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
-    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || atomic_load(&a->k->moves) >= MOVES_MAX)
+    if (allocated < MOVE_FACTOR * at_default + MOVE_MIN || atomic_load(&k->moves) >= MOVES_MAX)
         return;
     uint8_t idle = 0;
-    if (!atomic_compare_exchange_strong(&a->k->move_pending, &idle, 1))
+    if (!atomic_compare_exchange_strong(&k->move_pending, &idle, 1))
         return;
-    atomic_store(&a->k->next_default, a->site);
-    if (!heap_sites_queue_move(a->cls))
-        atomic_store(&a->k->move_pending, 0);
+    atomic_store(&k->next_default, site);
+    if (!heap_sites_queue_move(s->class_serial))
+        atomic_store(&k->move_pending, 0);
+}
+
+static void flush_pending(struct pending_count *p)
+{
+    if (p->objs == 0)
+        return;
+    struct site *s = sites_get(p->site);
+    uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, p->objs, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->alloc_bytes, p->bytes, memory_order_relaxed);
+    n += p->objs;
+    p->objs = 0;
+    p->bytes = 0;
+    maybe_move_default(p->site, n);
+}
+
+/* gate_each's callback (struct site_thread starts with its gate slot). */
+static void flush_thread(struct gate_slot *slot, void *arg)
+{
+    (void)arg;
+    struct site_thread *t = (struct site_thread *)slot;
+    for (unsigned i = 0; i < PENDING_SLOTS; i++)
+        flush_pending(&t->pending[i]);
+}
+
+void heap_sites_flush_pending(void)
+{
+    gate_each(flush_thread, NULL);
+}
+
+/* Exact mode: counts one allocation in the thread's pending slot of its site. */
+static void count_alloc(struct site_thread *t, uint32_t site, uint64_t bytes)
+{
+    struct pending_count *p = &t->pending[site % PENDING_SLOTS];
+    if (p->site != site) {
+        flush_pending(p);
+        p->site = site;
+    }
+    p->bytes += bytes;
+    if (++p->objs == PENDING_MAX)
+        flush_pending(p);
 }
 
 /* async: called from SampledObjectAlloc, where AGCT may walk the stack (agct_stack.h). */
@@ -344,18 +394,15 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
         return;
     uint64_t bytes = size > 0 ? (uint64_t)size : 0;
     if (!heap_sites_state.sampled) {
-        uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed) + 1;
-        atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
+        count_alloc(t, a.site, bytes);
         enum tag_need need = needs_tag(&a, epoch, t);
         jlong tag = 0;
         if (need == TAG_IF_TAGGED &&
             ((*tenv)->GetTag(tenv, object, &tag) != JVMTI_ERROR_NONE || tag != 0))
             need = TAG_YES;
         bool tagged = need == TAG_YES;
-        if (tagged) {
+        if (tagged)
             (*tenv)->SetTag(tenv, object, (jlong)tag_make(a.site, next_serial(t)));
-            maybe_move_default(&a, n);
-        }
         t->recent[t->recent_next++ % RECENT_ALLOCS] =
             (struct recent_alloc){a.cls, a.site, bytes, tagged};
         STAT(STAT_ALLOCS);
