@@ -15,6 +15,9 @@
  * defines classes (the same small class's bytes in a fresh class loader each time, then one
  * call into it) and counts them; prints
  *   result: mode=load threads=<t> classes=<n> seconds=<s> classes_per_s=<r> allocations=<a>
+ *           main_cpu_us_per_class=<u>
+ * (u: the loading thread's own CPU time per class, which the rate divides by the share of the
+ * two cores the scheduler gives that thread among the allocating ones).
  */
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
@@ -145,6 +148,8 @@ public class AllocThreads {
             th.setDaemon(true);
             th.start();
         }
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long cpu0 = mx.getCurrentThreadCpuTime();
         long end = System.nanoTime() + (long) (seconds * 1e9), t0 = System.nanoTime();
         long classes = 0, check = 0;
         while (System.nanoTime() < end) {
@@ -154,9 +159,10 @@ public class AllocThreads {
             classes++;
         }
         double s = (System.nanoTime() - t0) / 1e9;
+        double mainUs = (mx.getCurrentThreadCpuTime() - cpu0) / 1e3 / Math.max(1, classes);
         System.out.printf("result: mode=load threads=%d classes=%d seconds=%.1f classes_per_s=%.1f "
-                              + "allocations=%d check=%d%n",
-                          threads, classes, s, classes / s, done.get() * PER_ITERATION, check);
+                              + "allocations=%d check=%d main_cpu_us_per_class=%.1f%n",
+                          threads, classes, s, classes / s, done.get() * PER_ITERATION, check, mainUs);
         System.out.flush();
         Runtime.getRuntime().halt(0); /* the allocating threads never end; no exit dump either */
     }
