@@ -21,7 +21,7 @@ threads=${4:-1 2 8 32}
 kiters=${5:-500}
 load_seconds=${6:-10}
 configs=${CONFIGS:-none exact exact-1env naive event stack tag stack+tag}
-load_configs=${LOAD_CONFIGS:-none exact naive}
+load_configs=${LOAD_CONFIGS-none exact naive} # LOAD_CONFIGS= (empty) skips the load runs
 here=$(cd "$(dirname "$0")" && pwd)
 jhome=$(dirname "$(dirname "$(readlink -f "$(command -v "$java")")")")
 work=$(mktemp -d)
@@ -75,10 +75,12 @@ if [[ " $configs " == *" exact "* && " $configs " == *" naive "* ]]; then
   done
 fi
 
-declare -A rate=()
+declare -A rate=() main_us=()
 for ((r = 0; r < runs; r++)); do
   for c in $load_configs; do
-    rate[$c]+="$(run "$c" load 32 "$load_seconds" | field classes_per_s) "
+    line=$(run "$c" load 32 "$load_seconds")
+    rate[$c]+="$(field classes_per_s <<<"$line") "
+    main_us[$c]+="$(field main_cpu_us_per_class <<<"$line") "
   done
 done
 echo "load: classes defined per second while 32 threads allocate (median of $runs; ratio to no agent)"
@@ -87,4 +89,8 @@ for c in $load_configs; do
   m=$(median <<<"${rate[$c]}")
   printf '%-10s %8.1f classes/s  (x%5.3f)   runs: %s\n' "$c" "$m" \
     "$(awk -v a="$m" -v b="$base" 'BEGIN {print a / b}')" "${rate[$c]}"
+done
+echo "load: the loading thread's own CPU per class, us (median of $runs)"
+for c in $load_configs; do
+  printf '%-10s %8.1f us   runs: %s\n' "$c" "$(median <<<"${main_us[$c]}")" "${main_us[$c]}"
 done

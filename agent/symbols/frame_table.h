@@ -1,4 +1,5 @@
-/* Methods and stack frames. A frame is (method, location); its serial is its HPROF frame id.
+/* Methods and stack frames. A frame is (method, line): the locations of one line are one frame
+ * (with lineno=n, the whole method); its serial is its HPROF frame id.
  * Method details (names, source file, line table) are read once, when a method is first
  * seen, while its class is surely loaded. Thread-safe. */
 #ifndef HPROF_FRAME_TABLE_H

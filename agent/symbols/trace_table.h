@@ -1,4 +1,5 @@
-/* Stack traces: (thread serial when thread=y, frames) -> trace serial. Serial 1 is the empty
+/* Stack traces: (thread serial when thread=y, frame serials) -> trace serial, so stacks that
+ * differ only in locations of one line are one trace. Serial 1 is the empty
  * trace ("no trace"). Thread-safe; a known trace costs one hash lookup under a short lock. */
 #ifndef HPROF_TRACE_TABLE_H
 #define HPROF_TRACE_TABLE_H
