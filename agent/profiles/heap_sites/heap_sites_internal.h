@@ -84,11 +84,11 @@ struct site_thread {
 #define CACHE_MISS_RATIO 32u
 
 /* Moving default sites: a site allocating MOVE_FACTOR times as many objects as its class's
- * default (and MOVE_MIN more) takes over; requests queue for the worker thread. */
+ * default (and MOVE_MIN more) takes over, checked whenever a thread's pending count of the site
+ * is added (at most every PENDING_MAX allocations); requests queue for the worker thread. */
 #define MOVE_FACTOR 2
 #define MOVE_MIN 65536
-#define MOVE_CHECK_MASK 1023u /* checked every 1024 allocations of a site */
-#define MOVES_MAX 2           /* per class: each costs a (class-filtered) heap walk */
+#define MOVES_MAX 2 /* per class: each costs a (class-filtered) heap walk */
 #define MOVE_QUEUE 512
 #define MOVE_BATCH_DELAY_MS 100
 
