@@ -151,10 +151,21 @@ START_TEST(credit_turns_cpu_time_into_samples)
 }
 END_TEST
 
+/* DestroyJavaVM at exit (and any native thread attached through JNI) is a new Java thread on
+ * an OS thread that already used CPU time: only what it uses after its ThreadStart counts. */
+START_TEST(credit_of_an_attached_thread_starts_at_its_attach)
+{
+    struct cpu_credit c = {0};
+    cpu_credit_from_start(&c, 2500 * MS); /* the OS thread ran 2.5 s before it attached */
+    ck_assert_uint_eq(cpu_credit_update(&c, 2500 * MS + 20 * MS, 10 * MS, ALWAYS), 2);
+    ck_assert_uint_eq(cpu_credit_update(&c, 2530 * MS, 10 * MS, ALWAYS), 1);
+}
+END_TEST
+
 START_TEST(credit_rounds_fractions_at_random)
 {
     struct cpu_credit c = {0};
-    cpu_credit_from_start(&c); /* seen from its start: its first 3 ms count */
+    cpu_credit_from_start(&c, 0); /* seen from its start: its first 3 ms count */
     ck_assert_uint_eq(cpu_credit_update(&c, 3 * MS, 10 * MS, 0.29), 1);    /* 0.29 < 0.3 */
     ck_assert_int_eq(c.credit_ns, -7 * MS);                                /* paid ahead */
     ck_assert_uint_eq(cpu_credit_update(&c, 10 * MS, 10 * MS, ALWAYS), 0); /* back at 0 */
@@ -165,7 +176,7 @@ START_TEST(credit_rounds_fractions_at_random)
     const int n = 10000;
     for (int i = 0; i < n; i++) {
         struct cpu_credit t = {0};
-        cpu_credit_from_start(&t);
+        cpu_credit_from_start(&t, 0);
         double u = (double)i * 0.6180339887498949;
         total += cpu_credit_update(&t, 3 * MS, 10 * MS, u - (double)(int64_t)u);
     }
@@ -368,6 +379,7 @@ int main(void)
     tcase_add_test(tc, states_that_can_use_the_cpu);
     tcase_add_test(tc, credit_turns_cpu_time_into_samples);
     tcase_add_test(tc, credit_rounds_fractions_at_random);
+    tcase_add_test(tc, credit_of_an_attached_thread_starts_at_its_attach);
     tcase_add_test(tc, credit_refund_reset_and_guards);
     tcase_add_test(tc, ring_fifo_full_and_reuse);
     tcase_add_test(tc, ring_holds_back_at_an_unpublished_record);

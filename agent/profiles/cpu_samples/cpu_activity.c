@@ -12,9 +12,9 @@ enum cpu_activity cpu_activity_of_state(jint state)
     return CPU_RUNNING_JAVA;
 }
 
-void cpu_credit_from_start(struct cpu_credit *c)
+void cpu_credit_from_start(struct cpu_credit *c, int64_t cpu_ns)
 {
-    c->last_cpu_ns = 0;
+    c->last_cpu_ns = cpu_ns;
     c->credit_ns = 0;
     c->has_baseline = true;
 }

@@ -21,7 +21,7 @@ enum cpu_activity cpu_activity_of_state(jint state);
 
 /* A thread's CPU time as the sampler last saw it, and the CPU time not yet turned into
  * samples (negative after a fraction was rounded up). Zero-initialised = no reading yet;
- * a thread seen from its start has baseline 0 (cpu_credit_from_start). */
+ * a thread seen from its start has as baseline its CPU time then (cpu_credit_from_start). */
 struct cpu_credit {
     int64_t last_cpu_ns;
     int64_t credit_ns;
@@ -31,8 +31,11 @@ struct cpu_credit {
 /* At most this many samples are due from one reading (a guard against a bogus clock). */
 #define CPU_CREDIT_MAX_SAMPLES 1000u
 
-/* A credit for a thread seen from its start: all its CPU time counts. */
-void cpu_credit_from_start(struct cpu_credit *c);
+/* A credit for a thread seen at its ThreadStart, whose CPU time was then cpu_ns: everything
+ * after counts. Not 0: a thread attached through JNI (DestroyJavaVM at exit, a native thread
+ * calling into Java) runs on an OS thread that may have used seconds of CPU time before it
+ * became a Java thread, none of it in Java code. */
+void cpu_credit_from_start(struct cpu_credit *c, int64_t cpu_ns);
 
 /* Takes a new reading of the thread's CPU time and returns how many samples are now due:
  * the whole intervals of CPU time accumulated since the baseline, plus one more with the

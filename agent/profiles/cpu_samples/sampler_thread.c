@@ -77,7 +77,9 @@ static struct sampled_thread *find_locked(const struct thread_info *info)
     return NULL;
 }
 
-/* from_start: seen at its ThreadStart, so all its CPU time counts. Returns the thread's
+/* from_start: seen at its ThreadStart (on the thread itself), so all its CPU time from now on
+ * counts (cpu_activity.h: not what its OS thread used before it was attached). Returns the
+ * thread's
  * entry (new or listed before), or NULL. The entry stays valid while the thread lives. */
 static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          bool from_start)
@@ -103,8 +105,9 @@ static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     t->info = info;
     t->timer_slot = -1;
     carrier_slot_init(&t->carrier);
-    if (from_start)
-        cpu_credit_from_start(&t->credit);
+    jlong cpu_now = 0;
+    if (from_start && (*jvmti)->GetThreadCpuTime(jvmti, thread, &cpu_now) == JVMTI_ERROR_NONE)
+        cpu_credit_from_start(&t->credit, (int64_t)cpu_now);
 
     pthread_mutex_lock(&sampler_list_lock);
     bool added = false;
