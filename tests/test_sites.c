@@ -34,8 +34,8 @@ START_TEST(sites_intern_is_stable)
     ck_assert_ptr_null(sites_get(SITE_ID_UNTRACKED));
     ck_assert_ptr_null(sites_get(sites_end()));
     ck_assert_uint_eq(sites_intern(0, 0), 0); /* the one key that is never valid */
-    sites_count_alloc(s, 24);
-    sites_count_alloc(s, 24);
+    sites_count_allocs(s, 1, 24);
+    ck_assert_uint_eq(sites_count_allocs(s, 1, 24), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_objs), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_bytes), 48);
     sites_free();
@@ -75,7 +75,7 @@ static void *intern_worker(void *arg)
         w->ids[i] = id;
         struct site *s = sites_get(id);
         if (s)
-            sites_count_alloc(s, 16);
+            sites_count_allocs(s, 1, 16);
     }
     return NULL;
 }

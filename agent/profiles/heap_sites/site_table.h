@@ -76,11 +76,13 @@ struct site_class *sites_class(uint32_t class_serial);
 /* The same without creating anything (for heap-walk callbacks): NULL if never created. */
 struct site_class *sites_class_peek(uint32_t class_serial);
 
-/* Counts one allocation (exact mode). */
-static inline void sites_count_alloc(struct site *s, uint64_t bytes)
+/* Counts objs allocations of bytes in all (exact mode: a thread's pending count); returns
+ * the site's allocated objects now. */
+static inline uint64_t sites_count_allocs(struct site *s, uint64_t objs, uint64_t bytes)
 {
-    atomic_fetch_add_explicit(&s->alloc_objs, 1, memory_order_relaxed);
+    uint64_t before = atomic_fetch_add_explicit(&s->alloc_objs, objs, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->alloc_bytes, bytes, memory_order_relaxed);
+    return before + objs;
 }
 
 /* Sampled mode: the weight (fixed point, SITE_WEIGHT_ONE = 1 object) of one sampled object

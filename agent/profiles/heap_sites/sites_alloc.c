@@ -344,10 +344,7 @@ static void flush_pending(struct pending_count *p)
 {
     if (p->objs == 0)
         return;
-    struct site *s = sites_get(p->site);
-    uint64_t n = atomic_fetch_add_explicit(&s->alloc_objs, p->objs, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->alloc_bytes, p->bytes, memory_order_relaxed);
-    n += p->objs;
+    uint64_t n = sites_count_allocs(sites_get(p->site), p->objs, p->bytes);
     p->objs = 0;
     p->bytes = 0;
     maybe_move_default(p->site, n);
