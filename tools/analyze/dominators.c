@@ -1,0 +1,222 @@
+/* Semi-NCA dominators (Georgiadis' variant of Lengauer-Tarjan) in DFS preorder numbers.
+ *
+ * Phases, each a loop (no recursion anywhere):
+ *  1. DFS from node 0. The path is the parent array itself (backtracking follows it), and the
+ *     per-node edge cursor lives in `best` while the node is on the path. Every edge is
+ *     classified as it is scanned: tree edge; forward edge (target numbered after the source,
+ *     already finished: folds the source into best[target], the lowest "low" predecessor);
+ *     up edge (target numbered before the source: counted per target); self-loop (ignored).
+ *  2. A second pass over the edges stores the sources of up edges grouped by target, the only
+ *     predecessors that need an eval (a low predecessor is its own candidate).
+ *  3. Semidominators in reverse preorder with link-eval on `anc` (parent links, compressed by
+ *     path halving in one pass) and `best` (lowest semidominator on the compressed segment).
+ *     semi[w] is kept in upoff[w + 1], free once w's predecessor range has been read.
+ *  4. NCA: idom[w] = the first dominator-tree ancestor of parent[w] numbered at most semi[w],
+ *     in preorder, in place over the parent array.
+ * The caller's idom array maps node -> preorder number until phase 4 is done. */
+#include "dominators.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct dom_work {
+    const struct csr_graph *g;
+    uint32_t *pre;    /* node -> preorder number (the caller's idom array) */
+    uint32_t *order;  /* preorder number -> node */
+    uint32_t *parent; /* DFS tree parent, then the immediate dominator (preorder numbers) */
+    uint32_t *best;   /* edge cursor, then lowest low predecessor, then eval label */
+    uint32_t *upoff;  /* up-edge counts, then offsets into up, then semidominators (shifted) */
+    uint32_t *up;     /* sources of up edges, grouped by target */
+    uint32_t *anc;    /* link-eval forest */
+    uint32_t reached;
+};
+
+/* Phase 1. Returns -1 if a node has 2^32 or more successors (the cursor is 32-bit). */
+static int dfs(struct dom_work *w)
+{
+    const uint64_t *off = w->g->off;
+    const uint32_t *adj = w->g->adj;
+    uint32_t *pre = w->pre, *order = w->order, *parent = w->parent, *best = w->best;
+    uint32_t *cnt = w->upoff;
+    uint32_t r = 1, cur = 0;
+
+    pre[0] = 0;
+    order[0] = 0;
+    parent[0] = 0;
+    best[0] = 0;
+    cnt[0] = 0;
+    for (;;) {
+        uint32_t u = order[cur];
+        uint64_t base = off[u], deg = off[u + 1] - base;
+        if (deg > NONE)
+            return -1;
+        uint32_t k = best[cur];
+        while (k < deg) {
+            uint32_t v = adj[base + k++];
+            uint32_t pv = pre[v];
+            if (pv == NONE) {
+                best[cur] = k;
+                pre[v] = r;
+                order[r] = v;
+                parent[r] = cur;
+                best[r] = 0;
+                cnt[r] = 0;
+                cur = r++;
+                goto next;
+            }
+            if (pv < cur)
+                cnt[pv]++;
+            else if (pv > cur && cur < best[pv])
+                best[pv] = cur;
+        }
+        /* finished: best now holds the lowest low predecessor found so far (the parent,
+         * lowered by forward edges scanned later) */
+        best[cur] = parent[cur];
+        if (cur == 0)
+            break;
+        cur = parent[cur];
+    next:;
+    }
+    w->reached = r;
+    return 0;
+}
+
+/* Phase 2: upoff[i] = start of i's up predecessors in up[], upoff[reached] = their count. */
+static int fill_up_edges(struct dom_work *w)
+{
+    uint32_t r = w->reached, n = w->g->n;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < r; i++) {
+        total += w->upoff[i];
+        w->upoff[i] = (uint32_t)total;
+        if (total >= NONE)
+            return -1;
+    }
+    w->upoff[r] = (uint32_t)total;
+    w->up = malloc((total ? total : 1) * sizeof *w->up);
+    if (!w->up)
+        return -1;
+    const uint64_t *off = w->g->off;
+    const uint32_t *adj = w->g->adj;
+    const uint32_t *pre = w->pre;
+    /* in node order: the successor lists are read sequentially */
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t pu = pre[u];
+        if (pu == NONE)
+            continue;
+        for (uint64_t e = off[u]; e < off[u + 1]; e++) {
+            uint32_t pv = pre[adj[e]];
+            if (pv < pu)
+                w->up[--w->upoff[pv]] = pu;
+        }
+    }
+    return 0;
+}
+
+/* The lowest semidominator on the forest path from u (linked, u > w) up to its first ancestor
+ * numbered at most w, halving the path on the way: best[x] always covers the original tree
+ * path from x (included) to anc[x] (excluded). */
+static uint32_t eval_min(uint32_t *anc, uint32_t *best, uint32_t u, uint32_t w)
+{
+    uint32_t res = NONE, x = u;
+    do {
+        uint32_t p = anc[x];
+        if (p > w) {
+            if (best[p] < best[x])
+                best[x] = best[p];
+            anc[x] = anc[p];
+        }
+        if (best[x] < res)
+            res = best[x];
+        x = anc[x];
+    } while (x > w);
+    return res;
+}
+
+/* Phases 3 and 4. */
+static void semi_nca(struct dom_work *w)
+{
+    uint32_t r = w->reached;
+    uint32_t *anc = w->anc, *best = w->best, *upoff = w->upoff, *up = w->up;
+    uint32_t *parent = w->parent;
+    for (uint32_t v = r - 1; v >= 1; v--) {
+        uint32_t s = best[v];
+        for (uint32_t k = upoff[v]; k < upoff[v + 1]; k++) {
+            uint32_t e = eval_min(anc, best, up[k], v);
+            if (e < s)
+                s = e;
+        }
+        best[v] = s;
+        upoff[v + 1] = s;
+    }
+    for (uint32_t v = 1; v < r; v++) {
+        uint32_t x = parent[v], s = upoff[v + 1];
+        while (x > s)
+            x = parent[x];
+        parent[v] = x;
+    }
+}
+
+static void work_free(struct dom_work *w, uint32_t *order_out)
+{
+    if (w->order != order_out)
+        free(w->order);
+    free(w->parent);
+    free(w->best);
+    free(w->upoff);
+    free(w->up);
+    free(w->anc);
+}
+
+int dominators_compute(const struct csr_graph *g, uint32_t *idom, uint32_t *order_out,
+                       uint32_t *reached)
+{
+    uint32_t n = g->n;
+    if (reached)
+        *reached = 0;
+    if (n == 0)
+        return 0;
+    if (n == NONE)
+        return -1;
+    /* n-sized buffers: only the first `reached` entries are ever touched */
+    struct dom_work w = {.g = g, .pre = idom};
+    w.order = order_out ? order_out : malloc((size_t)n * sizeof *w.order);
+    w.parent = malloc((size_t)n * sizeof *w.parent);
+    w.best = malloc((size_t)n * sizeof *w.best);
+    w.upoff = malloc(((size_t)n + 1) * sizeof *w.upoff);
+    int rc = -1;
+    if (!w.order || !w.parent || !w.best || !w.upoff)
+        goto out;
+    memset(idom, 0xff, (size_t)n * sizeof *idom);
+    if (dfs(&w) != 0 || fill_up_edges(&w) != 0)
+        goto out;
+    w.anc = malloc((size_t)w.reached * sizeof *w.anc);
+    if (!w.anc)
+        goto out;
+    memcpy(w.anc, w.parent, (size_t)w.reached * sizeof *w.anc);
+    semi_nca(&w);
+    /* back to node numbers: pre[] is no longer needed, idom takes its place */
+    memset(idom, 0xff, (size_t)n * sizeof *idom);
+    for (uint32_t i = 0; i < w.reached; i++)
+        idom[w.order[i]] = w.order[w.parent[i]];
+    if (reached)
+        *reached = w.reached;
+    rc = 0;
+out:
+    work_free(&w, order_out);
+    return rc;
+}
+
+void dominators_retained(uint32_t n, const uint32_t *idom, const uint32_t *order, uint32_t reached,
+                         const uint64_t *shallow, uint64_t *retained)
+{
+    for (uint32_t i = 0; i < n; i++)
+        retained[i] = idom[i] == NONE ? 0 : shallow[i];
+    /* reverse preorder: every node after all it dominates (they are its DFS descendants) */
+    for (uint32_t i = reached; i-- > 1;) {
+        uint32_t v = order[i];
+        retained[idom[v]] += retained[v];
+    }
+}
