@@ -1,0 +1,241 @@
+/*
+ * heap_analysis.c: dominators and retained sizes of a heap graph, the children of each
+ * dominator, class totals, accumulation points, top retainers, shortest paths. See
+ * heap_analysis.h and doc/heap-analysis.md.
+ */
+#include "heap_analysis.h"
+
+#include "dominators.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Sort kids[lo..hi) by retained size, biggest first (small lists: insertion; else qsort). */
+static const uint64_t *sort_key;
+static int cmp_kid(const void *x, const void *y)
+{
+    uint64_t a = sort_key[*(const uint32_t *)x], b = sort_key[*(const uint32_t *)y];
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+static void sort_kids(uint32_t *k, uint32_t n, const uint64_t *ret)
+{
+    if (n > 16) {
+        sort_key = ret;
+        qsort(k, n, sizeof *k, cmp_kid);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = k[i], j = i;
+        for (; j && ret[k[j - 1]] < ret[v]; j--)
+            k[j] = k[j - 1];
+        k[j] = v;
+    }
+}
+
+static int build_children(struct heap_analysis *a)
+{
+    uint32_t n = a->g->n;
+    a->kid_off = calloc((size_t)n + 1, sizeof *a->kid_off);
+    a->kids = malloc(((size_t)a->reached + 1) * sizeof *a->kids);
+    if (!a->kid_off || !a->kids)
+        return -1;
+    for (uint32_t i = 1; i < n; i++)
+        if (a->idom[i] != HG_NONE)
+            a->kid_off[a->idom[i] + 1]++;
+    for (uint32_t i = 0; i < n; i++)
+        a->kid_off[i + 1] += a->kid_off[i];
+    /* fill in preorder so each list starts in a stable order, then sort by size */
+    for (uint32_t i = 1; i < a->reached; i++) {
+        uint32_t v = a->order[i], p = a->idom[v];
+        a->kids[a->kid_off[p]++] = v;
+    }
+    for (uint32_t i = n; i > 0; i--)
+        a->kid_off[i] = a->kid_off[i - 1];
+    a->kid_off[0] = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sort_kids(a->kids + a->kid_off[i], a->kid_off[i + 1] - a->kid_off[i], a->retained);
+    return 0;
+}
+
+/*
+ * Class retained sizes: walk the dominator tree depth-first (iteratively) counting, per class,
+ * how many of the current node's ancestors are of that class; a node adds its retained size to
+ * its class only when none is, so nested instances are not counted twice.
+ */
+static int class_totals(struct heap_analysis *a)
+{
+    const struct heap_graph *g = a->g;
+    a->classes = calloc(g->nclasses, sizeof *a->classes);
+    uint32_t *active = calloc(g->nclasses, sizeof *active);
+    uint32_t *stack = malloc(((size_t)a->reached + 1) * sizeof *stack);
+    uint32_t *next = malloc(((size_t)a->reached + 1) * sizeof *next);
+    if (!a->classes || !active || !stack || !next) {
+        free(active);
+        free(stack);
+        free(next);
+        return -1;
+    }
+    size_t sp = 0;
+    stack[sp] = 0;
+    next[sp++] = a->kid_off[0];
+    while (sp) {
+        uint32_t v = stack[sp - 1];
+        if (next[sp - 1] < a->kid_off[v + 1]) {
+            uint32_t c = a->kids[next[sp - 1]++], k = g->cls[c];
+            if (k != HG_NONE) {
+                if (active[k]++ == 0)
+                    a->classes[k].retained += a->retained[c];
+                a->classes[k].count++;
+                a->classes[k].shallow += g->shallow[c];
+            }
+            stack[sp] = c;
+            next[sp++] = a->kid_off[c];
+        } else {
+            if (g->cls[v] != HG_NONE)
+                active[g->cls[v]]--;
+            sp--;
+        }
+    }
+    free(active);
+    free(stack);
+    free(next);
+    return 0;
+}
+
+int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
+{
+    memset(a, 0, sizeof *a);
+    a->g = g;
+    uint32_t n = g->n;
+    a->idom = malloc((size_t)n * sizeof *a->idom);
+    a->order = malloc((size_t)n * sizeof *a->order);
+    a->retained = malloc((size_t)n * sizeof *a->retained);
+    if (!a->idom || !a->order || !a->retained)
+        return -1;
+    struct csr_graph cg = {n, g->off, g->adj};
+    if (dominators_compute(&cg, a->idom, a->order, &a->reached) < 0)
+        return -1;
+    for (uint32_t i = g->first_obj; i < n; i++) {
+        if (a->idom[i] == HG_NONE) {
+            a->unreachable_objects++;
+            a->unreachable_bytes += g->shallow[i];
+        } else {
+            a->reachable_objects++;
+            a->reachable_bytes += g->shallow[i];
+        }
+    }
+    dominators_retained(n, a->idom, a->order, a->reached, g->shallow, a->retained);
+    if (build_children(a) < 0 || class_totals(a) < 0)
+        return -1;
+    return 0;
+}
+
+void heap_analysis_free(struct heap_analysis *a)
+{
+    free(a->idom);
+    free(a->order);
+    free(a->retained);
+    free(a->kid_off);
+    free(a->kids);
+    free(a->classes);
+    memset(a, 0, sizeof *a);
+}
+
+uint32_t heap_analysis_accumulation(const struct heap_analysis *a, uint32_t node, double share)
+{
+    for (;;) {
+        if (a->kid_off[node] == a->kid_off[node + 1])
+            return node;
+        uint32_t big = a->kids[a->kid_off[node]];
+        if ((double)a->retained[big] < share * (double)a->retained[node])
+            return node;
+        node = big;
+    }
+}
+
+size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32_t *out)
+{
+    /* a min-heap of the k biggest seen so far */
+    size_t n = 0;
+    const uint64_t *r = a->retained;
+    for (uint32_t v = a->g->first_obj; v < a->g->n; v++) {
+        if (a->idom[v] == HG_NONE || !k)
+            continue;
+        if (n == k && r[v] <= r[out[0]])
+            continue;
+        size_t i;
+        if (n < k) {
+            i = n++;
+            while (i && r[out[(i - 1) / 2]] > r[v]) {
+                out[i] = out[(i - 1) / 2];
+                i = (i - 1) / 2;
+            }
+        } else {
+            i = 0;
+            for (;;) {
+                size_t c = 2 * i + 1;
+                if (c >= n)
+                    break;
+                if (c + 1 < n && r[out[c + 1]] < r[out[c]])
+                    c++;
+                if (r[out[c]] >= r[v])
+                    break;
+                out[i] = out[c];
+                i = c;
+            }
+        }
+        out[i] = v;
+    }
+    sort_kids(out, (uint32_t)n, r);
+    return n;
+}
+
+long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t **path)
+{
+    const struct heap_graph *g = a->g;
+    *path = NULL;
+    if (a->idom[target] == HG_NONE)
+        return 0;
+    uint32_t *parent = malloc((size_t)g->n * sizeof *parent);
+    uint32_t *queue = malloc((size_t)a->reached * sizeof *queue);
+    if (!parent || !queue) {
+        free(parent);
+        free(queue);
+        return -1;
+    }
+    memset(parent, 0xff, (size_t)g->n * sizeof *parent);
+    size_t head = 0, tail = 0;
+    queue[tail++] = 0;
+    parent[0] = 0;
+    while (head < tail && parent[target] == HG_NONE) {
+        uint32_t v = queue[head++];
+        for (uint64_t e = g->off[v]; e < g->off[v + 1]; e++) {
+            uint32_t w = g->adj[e];
+            if (parent[w] == HG_NONE) {
+                parent[w] = v;
+                queue[tail++] = w;
+            }
+        }
+    }
+    long len = 0;
+    if (parent[target] != HG_NONE) {
+        for (uint32_t v = target; v != 0; v = parent[v])
+            len++;
+        len++;
+        uint32_t *p = malloc((size_t)len * sizeof *p);
+        if (!p)
+            len = -1;
+        else {
+            long i = len;
+            for (uint32_t v = target;; v = parent[v]) {
+                p[--i] = v;
+                if (v == 0)
+                    break;
+            }
+            *path = p;
+        }
+    }
+    free(parent);
+    free(queue);
+    return len;
+}

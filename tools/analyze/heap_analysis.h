@@ -1,0 +1,43 @@
+/*
+ * heap_analysis: what the reports of hprof-analyze stand on: the dominator tree of a heap graph
+ * (dominators.c), retained sizes, each dominator's children by retained size, per-class totals
+ * (a class's retained size counts the instances that no other instance of the class dominates,
+ * so nothing is counted twice), unreachable objects counted apart, accumulation points.
+ */
+#ifndef HEAP_ANALYSIS_H
+#define HEAP_ANALYSIS_H
+
+#include "heap_graph.h"
+
+struct class_total {
+    uint64_t count, shallow, retained;
+};
+
+struct heap_analysis {
+    struct heap_graph *g;
+    uint32_t *idom; /* HG_NONE: unreachable */
+    uint32_t *order;
+    uint32_t reached;
+    uint64_t *retained;
+    uint32_t *kid_off, *kids;    /* dominator tree children, biggest retained first */
+    struct class_total *classes; /* reachable instances, per class index */
+    uint64_t reachable_objects, reachable_bytes, unreachable_objects, unreachable_bytes;
+};
+
+/* Returns 0 or -1 (out of memory). */
+int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g);
+void heap_analysis_free(struct heap_analysis *a);
+
+/* From node, follow the child holding the most while it holds at least `share` of the
+ * current node's retained size; returns the last node reached (node itself if none). */
+uint32_t heap_analysis_accumulation(const struct heap_analysis *a, uint32_t node, double share);
+
+/* The k object nodes with the largest retained sizes, biggest first, into out; returns how many. */
+size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32_t *out);
+
+/* Shortest path (fewest references) from the virtual root to target, by BFS over the graph;
+ * path[0] = 0 ... path[len-1] = target. Returns its length, 0 if unreachable, -1 out of memory.
+ * *path is malloc'ed. */
+long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t **path);
+
+#endif

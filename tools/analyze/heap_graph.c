@@ -1,0 +1,387 @@
+/*
+ * heap_graph.c: load one heap dump into the compact graph of heap_graph.h: the three passes,
+ * the sorted id array and its bucket index, the root edges, the compaction of the CSR.
+ */
+#include "heap_walk.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+unsigned heap_graph_type_size(const struct heap_graph *g, unsigned type)
+{
+    static const uint8_t sz[12] = {0, 0, 0, 0, 1, 2, 4, 8, 1, 2, 4, 8};
+    if (type == 2)
+        return g->m.idsize;
+    return type < 12 ? sz[type] : 0;
+}
+
+const char *heap_graph_str(const struct heap_graph *g, uint64_t id, char *buf, size_t len)
+{
+    uint32_t n = 0;
+    const char *s = mdump_string(&g->m, id, &n);
+    if (!s) {
+        snprintf(buf, len, "?");
+        return buf;
+    }
+    size_t k = n < len - 1 ? n : len - 1;
+    memcpy(buf, s, k);
+    buf[k] = 0;
+    return buf;
+}
+
+uint32_t heap_graph_node(const struct heap_graph *g, uint64_t id)
+{
+    if (id < g->id_min)
+        return HG_NONE;
+    uint64_t b = (id - g->id_min) >> g->shift;
+    if (b >= g->nbuckets)
+        return HG_NONE;
+    uint32_t lo = g->bucket[b], hi = g->bucket[b + 1];
+    const uint64_t *ids = g->ids;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->bucket[b + 1] && ids[lo] == id ? lo + g->first_obj : HG_NONE;
+}
+
+/* In-place quicksort of ids (the smaller side first keeps the stack at log n). */
+static void sort_ids(uint64_t *a, size_t n)
+{
+    while (n > 24) {
+        uint64_t x = a[0], y = a[n / 2], z = a[n - 1];
+        uint64_t piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < piv)
+                i++;
+            while (a[j] > piv)
+                j--;
+            if (i >= j)
+                break;
+            uint64_t t = a[i];
+            a[i++] = a[j];
+            a[j--] = t;
+        }
+        size_t left = j + 1;
+        if (left < n - left) {
+            sort_ids(a, left);
+            a += left;
+            n -= left;
+        } else {
+            sort_ids(a + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t v = a[i];
+        size_t j = i;
+        for (; j && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
+static int build_buckets(struct heap_graph *g)
+{
+    uint64_t n = g->nobjects;
+    g->id_min = n ? g->ids[0] : 0;
+    uint64_t span = n ? g->ids[n - 1] - g->id_min : 0;
+    unsigned shift = 0;
+    while ((span >> shift) > n / 2 + 1)
+        shift++;
+    g->shift = shift;
+    g->nbuckets = (span >> shift) + 1;
+    g->bucket = malloc((g->nbuckets + 1) * sizeof *g->bucket);
+    if (!g->bucket)
+        return -1;
+    uint64_t k = 0;
+    for (uint64_t b = 0; b <= g->nbuckets; b++) {
+        while (k < n && ((g->ids[k] - g->id_min) >> shift) < b)
+            k++;
+        g->bucket[b] = (uint32_t)k;
+    }
+    return 0;
+}
+
+static void progress(const struct heap_graph *g, const char *phase, uint64_t done, uint64_t all)
+{
+    if (g->progress)
+        fprintf(stderr, "\r%-28s %3u%%", phase, all ? (unsigned)(done * 100 / all) : 100);
+}
+
+struct job {
+    struct walk w;
+    size_t from, to; /* ranges */
+    int rc;
+    bool main;
+    const char *phase;
+};
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    struct heap_graph *g = j->w.g;
+    uint64_t done = 0;
+    for (size_t i = j->from; i < j->to && !j->rc; i++) {
+        j->rc = heap_walk_range(&j->w, &g->m.ranges[i]);
+        /* the pages just read are not needed until the next pass: keep them out of the RSS */
+        uintptr_t a = (uintptr_t)(g->m.base + g->m.ranges[i].off), e = a + g->m.ranges[i].len;
+        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+        a = (a + pg - 1) & ~(pg - 1);
+        e &= ~(pg - 1);
+        if (e > a)
+            madvise((void *)a, e - a, MADV_DONTNEED);
+        done += g->m.ranges[i].len;
+        if (j->main && (i & 63) == 0)
+            progress(g, j->phase, done, g->m.dump_bytes / 2 + 1);
+    }
+    return NULL;
+}
+
+/* Run a pass over all ranges, in two threads when it may (pass 2 and 3, several ranges). */
+static int run_pass(struct heap_graph *g, int pass, bool two, const char *phase, char *err,
+                    size_t errlen, struct walk *out)
+{
+    struct job j[2];
+    memset(j, 0, sizeof j);
+    size_t nr = g->m.nranges, half = nr;
+    if (two && nr > 1) { /* split the ranges at half the bytes */
+        uint64_t acc = 0;
+        for (half = 0; half < nr && acc < g->m.dump_bytes / 2; half++)
+            acc += g->m.ranges[half].len;
+    }
+    for (int k = 0; k < 2; k++) {
+        j[k].w.g = g;
+        j[k].w.pass = pass;
+        j[k].phase = phase;
+    }
+    j[0].from = half;
+    j[0].to = nr;
+    j[1].from = 0;
+    j[1].to = half;
+    j[1].main = true;
+    pthread_t th;
+    bool started = half < nr && half > 0 && pthread_create(&th, NULL, run_job, &j[0]) == 0;
+    if (!started)
+        j[1].to = nr;
+    run_job(&j[1]);
+    if (started)
+        pthread_join(th, NULL);
+    progress(g, phase, 1, 1);
+    for (int k = 1; k >= 0; k--)
+        if (j[k].rc) {
+            snprintf(err, errlen, "%s", j[k].w.err);
+            return j[k].rc;
+        }
+    if (out) {
+        out->dangling = j[0].w.dangling + j[1].w.dangling;
+        out->weak = j[0].w.weak + j[1].w.weak;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool frame_root(const struct hg_root *r)
+{
+    return r->kind == 0x02 || r->kind == 0x03;
+}
+
+/* Thread nodes: one per thread serial named by a frame, JNI local or thread object root. */
+static int make_threads(struct heap_graph *g)
+{
+    uint32_t *s = malloc((g->nroots + 1) * sizeof *s), n = 0;
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < g->nroots; i++)
+        if (g->roots[i].thread && (frame_root(&g->roots[i]) || g->roots[i].kind == 0x08))
+            s[n++] = g->roots[i].thread;
+    qsort(s, n, sizeof *s, cmp_u32);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!k || s[k - 1] != s[i])
+            s[k++] = s[i];
+    g->threads = calloc(k + 1, sizeof *g->threads);
+    if (!g->threads) {
+        free(s);
+        return -1;
+    }
+    for (uint32_t i = 0; i < k; i++)
+        g->threads[i] = (struct hg_thread){s[i], HG_NONE};
+    g->nthreads = k;
+    free(s);
+    return 0;
+}
+
+static uint32_t thread_node(const struct heap_graph *g, uint32_t serial)
+{
+    uint32_t lo = 0, hi = g->nthreads;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->threads[mid].serial < serial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->nthreads && g->threads[lo].serial == serial ? 1 + lo : HG_NONE;
+}
+
+/* The parent of a root's edge: its thread's node for frame roots, else the virtual root. */
+static uint32_t root_parent(const struct heap_graph *g, const struct hg_root *r)
+{
+    uint32_t t = frame_root(r) ? thread_node(g, r->thread) : HG_NONE;
+    return t == HG_NONE ? 0 : t;
+}
+
+/* Edges of the virtual nodes: counts (fill = false) or the edges themselves. */
+static void root_edges(struct heap_graph *g, bool fill)
+{
+    uint64_t *cur = NULL;
+    if (!fill) {
+        g->off[1] = g->nthreads;
+    } else {
+        for (uint32_t t = 0; t < g->nthreads; t++)
+            g->adj[g->off[0] + t] = 1 + t;
+        cur = calloc(g->first_obj, sizeof *cur); /* small: one per virtual node */
+    }
+    for (size_t i = 0; i < g->nroots; i++) {
+        const struct hg_root *r = &g->roots[i];
+        uint32_t to = heap_graph_node(g, r->id), from = root_parent(g, r);
+        if (r->kind == 0x08 && r->thread && to != HG_NONE) {
+            uint32_t t = thread_node(g, r->thread);
+            if (t != HG_NONE)
+                g->threads[t - 1].object = to;
+        }
+        if (to == HG_NONE)
+            continue;
+        if (!fill)
+            g->off[from + 1]++;
+        else if (cur)
+            g->adj[g->off[from] + (from == 0 ? g->nthreads : 0) + cur[from]++] = to;
+    }
+    free(cur);
+}
+
+/* Drop the references to ids the dump does not hold (written as HG_NONE by pass 3). */
+static void compact(struct heap_graph *g)
+{
+    uint64_t w = 0, start = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        uint64_t end = g->off[i + 1];
+        g->off[i] = w;
+        for (uint64_t k = start; k < end; k++)
+            if (g->adj[k] != HG_NONE)
+                g->adj[w++] = g->adj[k];
+        start = end;
+    }
+    g->off[g->n] = w;
+    g->nrefs = w;
+}
+
+int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsigned oop_size,
+                    bool show_progress, char *err, size_t errlen, bool *bad_input)
+{
+    memset(g, 0, sizeof *g);
+    g->oop_size = oop_size;
+    g->progress = show_progress;
+    if (mdump_open(&g->m, path, which, err, errlen, bad_input) < 0)
+        return -1;
+    *bad_input = true;
+    struct walk w1 = {.g = g, .pass = PASS_IDS};
+    for (size_t i = 0; i < g->m.nranges; i++) {
+        int rc = heap_walk_range(&w1, &g->m.ranges[i]);
+        if (rc) {
+            *bad_input = rc == -1;
+            snprintf(err, errlen, "%s", w1.err);
+            free(w1.ids);
+            return -1;
+        }
+        if ((i & 63) == 0)
+            progress(g, "reading objects", i, g->m.nranges);
+    }
+    progress(g, "reading objects", 1, 1);
+    g->ids = w1.ids;
+    g->nobjects = w1.nids;
+    if (g->nobjects >= UINT32_MAX - 1024) {
+        snprintf(err, errlen, "%" PRIu64 " objects: more than 32-bit indexes allow", g->nobjects);
+        return -1;
+    }
+    *bad_input = false;
+    int crc = heap_classes_resolve(g, err, errlen);
+    if (crc) {
+        *bad_input = crc == -1;
+        return -1;
+    }
+    bool sorted = true;
+    for (uint64_t i = 1; i < g->nobjects && sorted; i++)
+        sorted = g->ids[i - 1] < g->ids[i];
+    if (!sorted)
+        sort_ids(g->ids, g->nobjects);
+    for (uint64_t i = 1; i < g->nobjects; i++)
+        g->duplicates += g->ids[i - 1] == g->ids[i];
+    if (make_threads(g) < 0 || build_buckets(g) < 0)
+        goto oom;
+    g->first_obj = 1 + g->nthreads;
+    g->n = g->first_obj + (uint32_t)g->nobjects;
+    g->cls = malloc((size_t)g->n * sizeof *g->cls);
+    g->shallow = calloc(g->n, sizeof *g->shallow);
+    g->off = calloc((size_t)g->n + 1, sizeof *g->off);
+    if (!g->cls || !g->shallow || !g->off)
+        goto oom;
+    memset(g->cls, 0xff, (size_t)g->n * sizeof *g->cls);
+    struct walk tot = {0};
+    /* with duplicate ids one thread finds which record repeats, without a race */
+    int rc = run_pass(g, PASS_COUNT, g->duplicates == 0, "sizing objects", err, errlen, &tot);
+    if (rc) {
+        *bad_input = rc == -1;
+        return -1;
+    }
+    g->weak_skipped = tot.weak;
+    root_edges(g, false);
+    for (uint32_t i = 0; i < g->n; i++)
+        g->off[i + 1] += g->off[i];
+    g->adj = malloc((g->off[g->n] + 1) * sizeof *g->adj);
+    if (!g->adj)
+        goto oom;
+    root_edges(g, true);
+    rc = run_pass(g, PASS_FILL, true, "reading references", err, errlen, &tot);
+    if (rc) {
+        *bad_input = rc == -1;
+        return -1;
+    }
+    g->dangling = tot.dangling;
+    compact(g);
+    if (g->progress)
+        fputc('\n', stderr);
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory building the graph of %" PRIu64 " objects", g->nobjects);
+    return -1;
+}
+
+void heap_graph_free(struct heap_graph *g)
+{
+    heap_classes_free(g);
+    free(g->ids);
+    free(g->cls);
+    free(g->shallow);
+    free(g->off);
+    free(g->adj);
+    free(g->threads);
+    free(g->roots);
+    free(g->bucket);
+    mdump_close(&g->m);
+    memset(g, 0, sizeof *g);
+}

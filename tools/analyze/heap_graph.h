@@ -1,0 +1,108 @@
+/*
+ * heap_graph: one heap dump as a compact object graph (doc/heap-analysis.md).
+ *
+ * Nodes are dense 32-bit indexes: 0 is a virtual root above every GC root, 1..nthreads are one
+ * virtual node per thread above the objects its stack frames (Java frame and JNI local roots)
+ * hold, and the objects (instances, arrays, class objects) follow, in increasing id order, so
+ * an id is found by a bucketed binary search in the sorted id array (no per-object
+ * allocation). The references are one compressed-sparse-row array of successor indexes.
+ * Three walks over the mapped dump build it: ids and classes; each object's class, shallow
+ * size and reference count; the references themselves (these two split over two threads).
+ */
+#ifndef HEAP_GRAPH_H
+#define HEAP_GRAPH_H
+
+#include "mapped_dump.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HG_NONE UINT32_MAX
+
+struct hg_field {
+    uint32_t off;     /* byte offset in the instance data of the dump */
+    uint64_t name_id; /* field name string id */
+};
+
+struct hg_class {
+    uint64_t id, super_id, name_id;
+    uint64_t rec_off;    /* the CLASS DUMP sub-record's body in the mapping */
+    uint32_t super;      /* class index, HG_NONE for none */
+    uint32_t node;       /* the class object's node */
+    uint32_t own_bytes;  /* instance data bytes of the fields this class declares (dump sizes) */
+    uint32_t own_model;  /* the same fields in the size model */
+    uint32_t inst_bytes; /* with the superclasses (dump sizes) */
+    uint32_t shallow;    /* instance size in the model */
+    uint32_t refs_off, nrefs; /* into heap_graph.fields: reference fields, supers included */
+    uint32_t own_refs_off, own_nrefs; /* fields this class declares (before resolution) */
+    bool is_reference; /* java.lang.ref.Reference or a subclass: its referent is weak */
+    bool resolved;
+    char *name; /* Java name: "java.util.ArrayList", "int[]", "java.lang.Object[]" */
+};
+
+struct hg_thread {
+    uint32_t serial;
+    uint32_t object; /* node of the java.lang.Thread object, HG_NONE if not dumped */
+};
+
+struct hg_root {
+    uint64_t id;
+    uint32_t thread; /* serial for frame and JNI-local roots, 0 otherwise */
+    uint8_t kind;    /* the sub-record tag */
+};
+
+struct heap_graph {
+    struct mapped_dump m;
+    unsigned oop_size;  /* reference size of the size model (4: compressed oops) */
+    uint32_t n;         /* nodes, virtual ones included */
+    uint32_t nthreads;  /* nodes 1..nthreads */
+    uint32_t first_obj; /* 1 + nthreads */
+    uint64_t nobjects;
+    uint64_t *ids; /* ids[node - first_obj], ascending */
+    uint32_t *cls; /* class index per node (HG_NONE for virtual nodes) */
+    uint64_t *shallow;
+    uint64_t *off; /* CSR: successors of i are adj[off[i]..off[i+1]) */
+    uint32_t *adj;
+    uint64_t nrefs, dangling, duplicates, weak_skipped;
+    struct hg_class *classes;
+    uint32_t nclasses, ndumped; /* ndumped: real CLASS DUMPs, sorted by id, first */
+    size_t classes_cap, fields_cap;
+    uint32_t class_class;    /* pseudo class of class objects ("java.lang.Class") */
+    uint32_t prim_class[12]; /* pseudo classes of primitive arrays, by basic type */
+    struct hg_field *fields;
+    uint32_t nfields;
+    struct hg_thread *threads;
+    struct hg_root *roots;
+    size_t nroots;
+    /* lookup acceleration: bucket b holds ids with (id - id_min) >> shift == b */
+    uint32_t *bucket;
+    uint64_t id_min;
+    unsigned shift;
+    uint64_t nbuckets;
+    bool progress; /* phase and percent on stderr */
+};
+
+/*
+ * Load dump number `which` of path. oop_size is the size model's reference size (4 or 8).
+ * Returns 0, or -1 with a one-line message in err (*bad_input: the file is at fault, exit 2).
+ */
+int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsigned oop_size,
+                    bool progress, char *err, size_t errlen, bool *bad_input);
+void heap_graph_free(struct heap_graph *g);
+
+/* The node of an object id, HG_NONE if the dump has no such object. */
+uint32_t heap_graph_node(const struct heap_graph *g, uint64_t id);
+/* The id of an object node (0 for virtual nodes). */
+static inline uint64_t heap_graph_id(const struct heap_graph *g, uint32_t node)
+{
+    return node >= g->first_obj ? g->ids[node - g->first_obj] : 0;
+}
+/* The class index of a CLASS DUMP id, HG_NONE if none (heap_classes.c). */
+uint32_t heap_classes_find(const struct heap_graph *g, uint64_t id);
+/* The name of a string id as a NUL-terminated copy in buf. */
+const char *heap_graph_str(const struct heap_graph *g, uint64_t id, char *buf, size_t len);
+
+/* The basic type size in the dump (2 = object: the id size), 0 if invalid. */
+unsigned heap_graph_type_size(const struct heap_graph *g, unsigned type);
+
+#endif

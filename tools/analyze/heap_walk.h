@@ -1,0 +1,39 @@
+/*
+ * heap_walk: the sub-record walker the graph passes share (internal to tools/analyze/), and
+ * the class table built by the first pass (heap_classes.c).
+ */
+#ifndef HEAP_WALK_H
+#define HEAP_WALK_H
+
+#include "heap_graph.h"
+
+#include <stdio.h>
+
+enum { PASS_IDS = 1, PASS_COUNT = 2, PASS_FILL = 3, PASS_FIND = 4 };
+
+struct walk {
+    struct heap_graph *g;
+    int pass;
+    char err[256];
+    /* pass 1 */
+    uint64_t *ids;
+    size_t nids, cap;
+    size_t roots_cap;
+    /* pass 2 and 3 */
+    uint64_t dangling, weak;
+    /* PASS_FIND: sorted ids wanted, their record offsets */
+    const uint64_t *want;
+    size_t nwant;
+    uint64_t *found;
+};
+
+/* Walk the sub-records of one dump range; -1 with w->err set on bad input or no memory. */
+int heap_walk_range(struct walk *w, const struct mdump_range *r);
+
+/* Class table (heap_classes.c) */
+int heap_classes_add(struct walk *w, const uint8_t *body, uint64_t body_off, const uint8_t *end);
+int heap_classes_resolve(struct heap_graph *g, char *err, size_t errlen);
+uint32_t heap_classes_find(const struct heap_graph *g, uint64_t id);
+void heap_classes_free(struct heap_graph *g);
+
+#endif
