@@ -151,6 +151,10 @@ const char *heap_find_ref_name(const struct heap_graph *g, uint64_t rec, uint32_
                 break;
             }
     } else if (p[0] == 0x20) {
+        if (mdump_id(&g->m, p + 1 + 2 * ids + 4) == id) {
+            snprintf(buf, len, "<classLoader>");
+            return buf;
+        }
         const uint8_t *q = p + 1 + 7 * ids + 8;
         unsigned n = (unsigned)(q[0] << 8 | q[1]);
         q += 2;

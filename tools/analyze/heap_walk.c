@@ -78,7 +78,14 @@ static size_t class_dump(struct walk *w, const uint8_t *p, const uint8_t *end, u
         return 0;
     n = (unsigned)(q[0] << 8 | q[1]);
     q += 2;
+    /* the class loader, as VisualVM's "<classLoader>" static, then the static fields */
     uint32_t k = 0;
+    uint64_t loader = mdump_id(&g->m, p + 2 * ids + 4);
+    if (loader && adj) {
+        adj[k] = heap_graph_node(g, loader);
+        w->dangling += adj[k] == HG_NONE;
+    }
+    k += loader != 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned sz = (size_t)(end - q) > ids ? heap_graph_type_size(g, q[ids]) : 0;
         if (!sz || (size_t)(end - q) < ids + 1 + (size_t)sz)
@@ -264,7 +271,7 @@ int heap_walk_range(struct walk *w, const struct mdump_range *r)
                     return oom(w);
             } else if (w->pass == PASS_COUNT) {
                 rc = set_node(w, rec, mdump_id(&g->m, p), g->class_class,
-                              g->classes[g->class_class].shallow, nrefs, &node);
+                              0, nrefs, &node); /* class objects: 0 bytes, as VisualVM counts them */
             }
             p += need;
             if (rc)

@@ -107,7 +107,8 @@ static void classes(const struct heap_analysis *a, const struct report_opts *o, 
 
 static void objects(const struct heap_analysis *a, const struct report_opts *o, struct rout *out)
 {
-    static const struct rout_col cols[] = {{"shallow_bytes", 'n', 14},
+    static const struct rout_col cols[] = {{"id", 's', 18},
+                                           {"shallow_bytes", 'n', 14},
                                            {"retained_bytes", 'n', 14},
                                            {"retained_pct", 'n', 12},
                                            {"object", 's', 0}};
@@ -115,11 +116,12 @@ static void objects(const struct heap_analysis *a, const struct report_opts *o, 
     if (!top)
         return;
     size_t n = heap_analysis_top_objects(a, o->top, top);
-    rout_table_begin(out, "objects", "Objects by retained size", cols, 4);
+    rout_table_begin(out, "objects", "Objects by retained size", cols, 5);
     for (size_t i = 0; i < n; i++) {
-        char n1[24], n2[24], pct[16], name[512];
+        char id[24], n1[24], n2[24], pct[16], name[512];
         snprintf(pct, sizeof pct, "%.2f", share(a, a->retained[top[i]]));
-        const char *cells[] = {NUM(n1, a->g->shallow[top[i]]), NUM(n2, a->retained[top[i]]), pct,
+        snprintf(id, sizeof id, "0x%" PRIx64, heap_graph_id(a->g, top[i]));
+        const char *cells[] = {id, NUM(n1, a->g->shallow[top[i]]), NUM(n2, a->retained[top[i]]), pct,
                                report_node_name(a->g, top[i], name, sizeof name)};
         rout_row(out, cells);
     }
