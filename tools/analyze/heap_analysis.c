@@ -67,8 +67,8 @@ static int class_totals(struct heap_analysis *a)
     const struct heap_graph *g = a->g;
     a->classes = calloc(g->nclasses, sizeof *a->classes);
     uint32_t *active = calloc(g->nclasses, sizeof *active);
-    uint32_t *stack = malloc(((size_t)a->reached + 1) * sizeof *stack);
-    uint32_t *next = malloc(((size_t)a->reached + 1) * sizeof *next);
+    size_t cap = 1024; /* the tree's depth: grows for deep trees (long linked lists) */
+    uint32_t *stack = malloc(cap * sizeof *stack), *next = malloc(cap * sizeof *next);
     if (!a->classes || !active || !stack || !next) {
         free(active);
         free(stack);
@@ -86,7 +86,22 @@ static int class_totals(struct heap_analysis *a)
                 if (active[k]++ == 0)
                     a->classes[k].retained += a->retained[c];
                 a->classes[k].count++;
-                a->classes[k].shallow += g->shallow[c];
+                a->classes[k].shallow += heap_graph_shallow(g, c);
+            }
+            if (sp == cap) {
+                uint32_t *s2 = realloc(stack, 2 * cap * sizeof *s2);
+                if (s2)
+                    stack = s2;
+                uint32_t *n2 = s2 ? realloc(next, 2 * cap * sizeof *n2) : NULL;
+                if (n2)
+                    next = n2;
+                if (!s2 || !n2) {
+                    free(active);
+                    free(stack);
+                    free(next);
+                    return -1;
+                }
+                cap *= 2;
             }
             stack[sp] = c;
             next[sp++] = a->kid_off[c];
@@ -102,6 +117,8 @@ static int class_totals(struct heap_analysis *a)
     return 0;
 }
 
+static int bfs(struct heap_analysis *a, uint32_t *queue);
+
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
 {
     memset(a, 0, sizeof *a);
@@ -109,8 +126,7 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     uint32_t n = g->n;
     a->idom = malloc((size_t)n * sizeof *a->idom);
     a->order = malloc((size_t)n * sizeof *a->order);
-    a->retained = malloc((size_t)n * sizeof *a->retained);
-    if (!a->idom || !a->order || !a->retained)
+    if (!a->idom || !a->order)
         return -1;
     struct csr_graph cg = {n, g->off, g->adj};
     if (dominators_compute(&cg, a->idom, a->order, &a->reached) < 0)
@@ -118,14 +134,27 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     for (uint32_t i = g->first_obj; i < n; i++) {
         if (a->idom[i] == HG_NONE) {
             a->unreachable_objects++;
-            a->unreachable_bytes += g->shallow[i];
+            a->unreachable_bytes += heap_graph_shallow(g, i);
         } else {
             a->reachable_objects++;
-            a->reachable_bytes += g->shallow[i];
+            a->reachable_bytes += heap_graph_shallow(g, i);
         }
     }
-    dominators_retained(n, a->idom, a->order, a->reached, g->shallow, a->retained);
-    if (build_children(a) < 0 || class_totals(a) < 0)
+    /* retained is allocated only now (8 bytes a node less while the dominators run), holds the
+     * shallow sizes first and is summed in place (dominators_retained reads shallow[i] before
+     * it writes retained[i]) */
+    a->retained = malloc((size_t)n * sizeof *a->retained);
+    if (!a->retained)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        a->retained[i] = heap_graph_shallow(g, i);
+    dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
+    if (build_children(a) < 0)
+        return -1;
+    int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
+    free(a->order);
+    a->order = NULL;
+    if (rc < 0 || class_totals(a) < 0)
         return -1;
     return 0;
 }
@@ -138,6 +167,7 @@ void heap_analysis_free(struct heap_analysis *a)
     free(a->kid_off);
     free(a->kids);
     free(a->classes);
+    free(a->bfs_parent);
     memset(a, 0, sizeof *a);
 }
 
@@ -190,24 +220,18 @@ size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32
     return n;
 }
 
-long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t **path)
+/* Breadth-first from the virtual root: each node's parent on a shortest path (queue: n nodes) */
+static int bfs(struct heap_analysis *a, uint32_t *queue)
 {
     const struct heap_graph *g = a->g;
-    *path = NULL;
-    if (a->idom[target] == HG_NONE)
-        return 0;
-    uint32_t *parent = malloc((size_t)g->n * sizeof *parent);
-    uint32_t *queue = malloc((size_t)a->reached * sizeof *queue);
-    if (!parent || !queue) {
-        free(parent);
-        free(queue);
+    uint32_t *parent = a->bfs_parent = malloc((size_t)g->n * sizeof *parent);
+    if (!parent)
         return -1;
-    }
     memset(parent, 0xff, (size_t)g->n * sizeof *parent);
     size_t head = 0, tail = 0;
     queue[tail++] = 0;
     parent[0] = 0;
-    while (head < tail && parent[target] == HG_NONE) {
+    while (head < tail) {
         uint32_t v = queue[head++];
         for (uint64_t e = g->off[v]; e < g->off[v + 1]; e++) {
             uint32_t w = g->adj[e];
@@ -217,6 +241,15 @@ long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t
             }
         }
     }
+    return 0;
+}
+
+long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t **path)
+{
+    const uint32_t *parent = a->bfs_parent;
+    *path = NULL;
+    if (a->idom[target] == HG_NONE)
+        return 0;
     long len = 0;
     if (parent[target] != HG_NONE) {
         for (uint32_t v = target; v != 0; v = parent[v])
@@ -235,7 +268,5 @@ long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t
             *path = p;
         }
     }
-    free(parent);
-    free(queue);
     return len;
 }

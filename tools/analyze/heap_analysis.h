@@ -15,8 +15,9 @@ struct class_total {
 
 struct heap_analysis {
     struct heap_graph *g;
-    uint32_t *idom; /* HG_NONE: unreachable */
-    uint32_t *order;
+    uint32_t *idom;       /* HG_NONE: unreachable */
+    uint32_t *order;      /* freed once the children are built */
+    uint32_t *bfs_parent; /* the shortest-path tree from the virtual root (BFS) */
     uint32_t reached;
     uint64_t *retained;
     uint32_t *kid_off, *kids;    /* dominator tree children, biggest retained first */
@@ -35,7 +36,7 @@ uint32_t heap_analysis_accumulation(const struct heap_analysis *a, uint32_t node
 /* The k object nodes with the largest retained sizes, biggest first, into out; returns how many. */
 size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32_t *out);
 
-/* Shortest path (fewest references) from the virtual root to target, by BFS over the graph;
+/* Shortest path (fewest references) from the virtual root to target, in the BFS tree;
  * path[0] = 0 ... path[len-1] = target. Returns its length, 0 if unreachable, -1 out of memory.
  * *path is malloc'ed. */
 long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t **path);

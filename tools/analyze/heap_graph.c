@@ -132,13 +132,6 @@ static void *run_job(void *arg)
     uint64_t done = 0;
     for (size_t i = j->from; i < j->to && !j->rc; i++) {
         j->rc = heap_walk_range(&j->w, &g->m.ranges[i]);
-        /* the pages just read are not needed until the next pass: keep them out of the RSS */
-        uintptr_t a = (uintptr_t)(g->m.base + g->m.ranges[i].off), e = a + g->m.ranges[i].len;
-        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-        a = (a + pg - 1) & ~(pg - 1);
-        e &= ~(pg - 1);
-        if (e > a)
-            madvise((void *)a, e - a, MADV_DONTNEED);
         done += g->m.ranges[i].len;
         if (j->main && (i & 63) == 0)
             progress(g, j->phase, done, g->m.dump_bytes / 2 + 1);
@@ -312,7 +305,9 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
             progress(g, "reading objects", i, g->m.nranges);
     }
     progress(g, "reading objects", 1, 1);
-    g->ids = w1.ids;
+    g->ids = w1.nids ? realloc(w1.ids, w1.nids * sizeof *w1.ids) : w1.ids;
+    if (!g->ids)
+        g->ids = w1.ids;
     g->nobjects = w1.nids;
     if (g->nobjects >= UINT32_MAX - 1024) {
         snprintf(err, errlen, "%" PRIu64 " objects: more than 32-bit indexes allow", g->nobjects);
@@ -336,9 +331,9 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
     g->first_obj = 1 + g->nthreads;
     g->n = g->first_obj + (uint32_t)g->nobjects;
     g->cls = malloc((size_t)g->n * sizeof *g->cls);
-    g->shallow = calloc(g->n, sizeof *g->shallow);
+    g->shallow8 = calloc(g->n, sizeof *g->shallow8);
     g->off = calloc((size_t)g->n + 1, sizeof *g->off);
-    if (!g->cls || !g->shallow || !g->off)
+    if (!g->cls || !g->shallow8 || !g->off)
         goto oom;
     memset(g->cls, 0xff, (size_t)g->n * sizeof *g->cls);
     struct walk tot = {0};
@@ -376,7 +371,7 @@ void heap_graph_free(struct heap_graph *g)
     heap_classes_free(g);
     free(g->ids);
     free(g->cls);
-    free(g->shallow);
+    free(g->shallow8);
     free(g->off);
     free(g->adj);
     free(g->threads);

@@ -58,10 +58,10 @@ struct heap_graph {
     uint32_t nthreads;  /* nodes 1..nthreads */
     uint32_t first_obj; /* 1 + nthreads */
     uint64_t nobjects;
-    uint64_t *ids; /* ids[node - first_obj], ascending */
-    uint32_t *cls; /* class index per node (HG_NONE for virtual nodes) */
-    uint64_t *shallow;
-    uint64_t *off; /* CSR: successors of i are adj[off[i]..off[i+1]) */
+    uint64_t *ids;      /* ids[node - first_obj], ascending */
+    uint32_t *cls;      /* class index per node (HG_NONE for virtual nodes) */
+    uint32_t *shallow8; /* shallow size in units of 8 bytes (the model aligns to 8) */
+    uint64_t *off;      /* CSR: successors of i are adj[off[i]..off[i+1]) */
     uint32_t *adj;
     uint64_t nrefs, dangling, duplicates, weak_skipped;
     struct hg_class *classes;
@@ -99,6 +99,11 @@ static inline uint64_t heap_graph_id(const struct heap_graph *g, uint32_t node)
 }
 /* The class index of a CLASS DUMP id, HG_NONE if none (heap_classes.c). */
 uint32_t heap_classes_find(const struct heap_graph *g, uint64_t id);
+/* The shallow size of a node in bytes. */
+static inline uint64_t heap_graph_shallow(const struct heap_graph *g, uint32_t node)
+{
+    return (uint64_t)g->shallow8[node] << 3;
+}
 /* The name of a string id as a NUL-terminated copy in buf. */
 const char *heap_graph_str(const struct heap_graph *g, uint64_t id, char *buf, size_t len);
 

@@ -45,7 +45,10 @@ static int add_root(struct walk *w, uint8_t kind, uint64_t id, uint32_t thread)
 static int add_id(struct walk *w, uint64_t id)
 {
     if (w->nids == w->cap) {
-        size_t nc = w->cap ? w->cap + w->cap / 2 : (size_t)1 << 16;
+        /* the first allocation holds as many ids as the dump could: untouched pages cost no
+         * memory, and no copy happens while growing */
+        uint64_t most = w->g->m.dump_bytes / (10 + w->g->m.idsize) + 16;
+        size_t nc = w->cap ? w->cap + w->cap / 2 : (size_t)most;
         void *p = realloc(w->ids, nc * sizeof *w->ids);
         if (!p)
             return oom(w);
@@ -126,7 +129,7 @@ static int set_node(struct walk *w, const uint8_t *rec, uint64_t id, uint32_t cl
     if (g->cls[node] != HG_NONE)
         return bad(w, rec, "object id dumped twice");
     g->cls[node] = cls;
-    g->shallow[node] = size;
+    g->shallow8[node] = size >> 3 > UINT32_MAX ? UINT32_MAX : (uint32_t)(size >> 3);
     g->off[node + 1] = nrefs;
     *node_out = node;
     return 0;
@@ -148,9 +151,11 @@ static int instance(struct walk *w, const uint8_t *rec, const uint8_t *p, uint32
     const uint8_t *data = p + 2 * ids + 8;
     if (w->pass == PASS_IDS)
         return add_id(w, id);
-    uint32_t ci = heap_classes_find(g, cid);
+    uint32_t ci = cid && cid == w->last_cid ? w->last_ci : heap_classes_find(g, cid);
     if (ci == HG_NONE)
         return bad(w, rec, "instance of a class that has no CLASS DUMP");
+    w->last_cid = cid;
+    w->last_ci = ci;
     const struct hg_class *c = &g->classes[ci];
     const struct hg_field *f = g->fields + c->refs_off;
     uint32_t k = 0, cap = 0, *adj = w->pass == PASS_FILL ? slots(g, id, &cap) : NULL;
@@ -270,8 +275,8 @@ int heap_walk_range(struct walk *w, const struct mdump_range *r)
                 if (rc)
                     return oom(w);
             } else if (w->pass == PASS_COUNT) {
-                rc = set_node(w, rec, mdump_id(&g->m, p), g->class_class,
-                              0, nrefs, &node); /* class objects: 0 bytes, as VisualVM counts them */
+                rc = set_node(w, rec, mdump_id(&g->m, p), g->class_class, 0, nrefs,
+                              &node); /* class objects: 0 bytes, as VisualVM counts them */
             }
             p += need;
             if (rc)
@@ -332,5 +337,6 @@ int heap_walk_range(struct walk *w, const struct mdump_range *r)
             return rc;
         p += need;
     }
+    mdump_release(&g->m, r->off, r->len);
     return 0;
 }

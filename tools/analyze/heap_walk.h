@@ -21,6 +21,8 @@ struct walk {
     size_t roots_cap;
     /* pass 2 and 3 */
     uint64_t dangling, weak;
+    uint64_t last_cid; /* the class of the last instance (instances come in runs) */
+    uint32_t last_ci;
     /* PASS_FIND: sorted ids wanted, their record offsets */
     const uint64_t *want;
     size_t nwant;

@@ -121,7 +121,8 @@ static void objects(const struct heap_analysis *a, const struct report_opts *o, 
         char id[24], n1[24], n2[24], pct[16], name[512];
         snprintf(pct, sizeof pct, "%.2f", share(a, a->retained[top[i]]));
         snprintf(id, sizeof id, "0x%" PRIx64, heap_graph_id(a->g, top[i]));
-        const char *cells[] = {id, NUM(n1, a->g->shallow[top[i]]), NUM(n2, a->retained[top[i]]), pct,
+        const char *cells[] = {id, NUM(n1, heap_graph_shallow(a->g, top[i])),
+                               NUM(n2, a->retained[top[i]]), pct,
                                report_node_name(a->g, top[i], name, sizeof name)};
         rout_row(out, cells);
     }
@@ -156,7 +157,8 @@ static void tree(const struct heap_analysis *a, const struct report_opts *o, str
         snprintf(pct, sizeof pct, "%.2f", share(a, a->retained[c]));
         snprintf(ind, sizeof ind, "%*s%s", out->fmt == ROUT_JSON ? 0 : 2 * (int)(sp - 1), "",
                  report_node_name(a->g, c, name, sizeof name));
-        const char *cells[] = {d, NUM(n1, a->g->shallow[c]), NUM(n2, a->retained[c]), pct, ind};
+        const char *cells[] = {d, NUM(n1, heap_graph_shallow(a->g, c)), NUM(n2, a->retained[c]),
+                               pct, ind};
         rout_row(out, cells);
         st_node[sp] = c;
         st_next[sp++] = 0;

@@ -261,6 +261,16 @@ void mdump_close(struct mapped_dump *m)
     memset(m, 0, sizeof *m);
 }
 
+void mdump_release(const struct mapped_dump *m, uint64_t off, uint64_t len)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)(m->base + off), e = a + len;
+    a = (a + pg - 1) & ~(pg - 1);
+    e &= ~(pg - 1);
+    if (e > a) /* a file mapping: dropped pages are read back from the page cache */
+        madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 const char *mdump_string(const struct mapped_dump *m, uint64_t id, uint32_t *len)
 {
     size_t lo = 0, hi = m->nstrs;

@@ -50,6 +50,10 @@ int mdump_open(struct mapped_dump *m, const char *path, size_t which, char *err,
                bool *bad_input);
 void mdump_close(struct mapped_dump *m);
 
+/* Drop the pages of [off, off + len) from the process (they stay in the page cache): a walk
+ * over the dump calls it behind itself, so the mapping does not grow the RSS. */
+void mdump_release(const struct mapped_dump *m, uint64_t off, uint64_t len);
+
 /* The UTF-8 bytes of string id (NULL if undefined). */
 const char *mdump_string(const struct mapped_dump *m, uint64_t id, uint32_t *len);
 /* The name string id of a LOAD CLASS class id (0 if none). */
