@@ -9,6 +9,7 @@
  * unreadable input.
  */
 #include "diff.h"
+#include "diff_retained.h"
 #include "phd_histogram.h"
 #include "profile.h"
 
@@ -326,6 +327,7 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
     size_t nt = 0;
     struct hprof_profile *bp = NULL, *np = NULL;
     struct diff_class_count *bc = NULL, *nc = NULL;
+    struct diff_retained *held = NULL; /* HPROF heap dumps: retained sizes too */
     size_t nbc = 0, nnc = 0;
     int status = 2;
     if (bphd) {
@@ -391,6 +393,14 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
                          sizeof err);
         regressions += diff_judge(tabs[i], &th, &pat);
         diff_patterns_free(&pat);
+        struct diff_retained_opts ro = {th.growth, th.delta_share};
+        if (tabs[i]->kind == DK_HEAP && !bphd &&
+            !(held = diff_retained_run(base_path, new_path, base_nth, new_nth, &ro, err,
+                                       sizeof err))) {
+            fprintf(stderr, "hprof-diff: %s\n", err);
+            goto out;
+        }
+        regressions += tabs[i]->kind == DK_HEAP && held ? diff_retained_verdicts(held) : 0;
     }
 
     bool ok = true;
@@ -409,6 +419,8 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
             diff_write_text(o, tabs, nt, top);
         else if (w == 1)
             diff_write_markdown(o, tabs, nt, top);
+        if (held && w < 2)
+            (w ? diff_retained_write_markdown : diff_retained_write_text)(o, held);
         else if (w == 2)
             diff_write_json(o, tabs, nt);
         else if (diff_write_flame(o, tabs, nt) != 0)
@@ -426,6 +438,7 @@ out:
     hprof_profile_free(np);
     free_classes(bc, nbc);
     free_classes(nc, nnc);
+    diff_retained_free(held);
     free(settings);
     return status;
 }

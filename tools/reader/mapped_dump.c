@@ -189,8 +189,10 @@ static int index_records(struct mapped_dump *m, struct ctx *c)
             bool start = tag == 0x0C || !in_seg;
             if (start)
                 m->ndumps++;
+            if (start && m->which == SIZE_MAX) /* the last dump: keep only the newest ranges */
+                m->nranges = m->dump_bytes = 0;
             in_seg = tag == 0x1C;
-            if (m->ndumps - 1 == m->which) {
+            if (m->ndumps - 1 == m->which || m->which == SIZE_MAX) {
                 if (!push((void **)&m->ranges, &m->nranges, &rcap, sizeof *m->ranges))
                     return fail(c, false, "out of memory");
                 m->ranges[m->nranges++] = (struct mdump_range){body, len};
@@ -201,6 +203,8 @@ static int index_records(struct mapped_dump *m, struct ctx *c)
         }
         pos = body + len;
     }
+    if (m->which == SIZE_MAX && m->ndumps)
+        m->which = m->ndumps - 1;
     if (m->ndumps <= m->which)
         return fail(c, true, "offset %" PRIu64 ": the file holds %zu heap dump(s), no dump #%zu",
                     size, m->ndumps, m->which + 1);
