@@ -467,6 +467,40 @@ START_TEST(test_domtree_random)
 }
 END_TEST
 
+START_TEST(test_domtree_big_list)
+{
+    /* more than 65,536 children (the radix sort): sizes over several 16-bit digits, many ties */
+    enum { N = 150001 };
+    uint32_t(*edges)[2] = malloc((N + 100) * sizeof *edges);
+    uint32_t *idom = malloc(N * sizeof *idom), *order = malloc(N * sizeof *order);
+    uint64_t *shallow = malloc(N * sizeof *shallow), *ret = malloc(N * sizeof *ret);
+    ck_assert(edges && idom && order && shallow && ret);
+    size_t m = 0;
+    for (uint32_t v = 1; v < N; v++, m++) {
+        edges[m][0] = v <= 100 ? v - 1 : 0;
+        edges[m][1] = v;
+        shallow[v] = ((uint64_t)rnd(3) << 40) + ((uint64_t)rnd(2) << 20) + rnd(50);
+    }
+    shallow[0] = 0;
+    struct test_graph t;
+    graph_make(&t, N, edges, m);
+    uint32_t reached;
+    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+    dominators_retained(N, idom, order, reached, shallow, ret);
+    check_domtree(N, idom, ret);
+    /* and a list whose sizes all share their upper digits */
+    for (uint32_t v = 1; v < N; v++)
+        ret[v] = rnd(1000);
+    check_domtree(N, idom, ret);
+    graph_free(&t);
+    free(edges);
+    free(idom);
+    free(order);
+    free(shallow);
+    free(ret);
+}
+END_TEST
+
 /* A leak: root -> holder (1) -> list (2) -> array (3) -> 100 elements (10..109), and a
  * smaller neighbour (4 -> 5) beside the holder; element 10 is also referenced by node 4. */
 START_TEST(test_accumulation_point)
@@ -557,6 +591,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_random_graphs);
         tcase_add_test(tc, test_random_medium);
         tcase_add_test(tc, test_domtree_random);
+        tcase_add_test(tc, test_domtree_big_list);
         tcase_add_test(tc, test_accumulation_point);
         tcase_add_test(tc, test_accumulation_ties_and_zeros);
     }

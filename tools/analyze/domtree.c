@@ -1,13 +1,16 @@
 /* Dominator tree children lists: counted, placed, then each list sorted by retained size.
  * Lists of up to SMALL_LIST children (nearly all of them in a heap) are insertion-sorted in
- * place; longer ones are heap-sorted as (retained, node) pairs in a scratch array, so the
- * comparisons read consecutive memory rather than retained[] at random. */
+ * place; longer ones are sorted as (retained, node) pairs in a scratch array, so the comparisons
+ * read consecutive memory rather than retained[] at random: heap sort up to BIG_LIST, a stable
+ * radix sort on 16-bit digits above (the root's list can hold millions of children, where the
+ * heap sort's scattered accesses take seconds). */
 #include "domtree.h"
 
 #include <stdlib.h>
 
 #define NONE UINT32_MAX
 #define SMALL_LIST 16
+#define BIG_LIST 65536
 
 struct keyed {
     uint64_t key;
@@ -64,6 +67,42 @@ static void heap_sort(uint32_t *list, uint64_t k, const uint64_t *retained, stru
         list[i] = tmp[i].node;
 }
 
+/* Stable LSD radix sort of list (k > BIG_LIST entries, in ascending node order) by retained size
+ * descending: sorting ~retained ascending keeps equal sizes in ascending node order. Digits
+ * that all keys share are skipped (sizes rarely use more than 32 bits). tmp holds 2 k. */
+static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, struct keyed *tmp)
+{
+    uint32_t(*count)[65536] = calloc(4, sizeof *count);
+    if (!count)
+        return -1;
+    struct keyed *src = tmp, *dst = tmp + k;
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t key = ~retained[list[i]];
+        src[i] = (struct keyed){key, list[i]};
+        for (int d = 0; d < 4; d++)
+            count[d][key >> (16 * d) & 0xffff]++;
+    }
+    for (int d = 0; d < 4; d++) {
+        if (count[d][src[0].key >> (16 * d) & 0xffff] == k)
+            continue;
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b < 65536; b++) {
+            uint32_t c = count[d][b];
+            count[d][b] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < k; i++)
+            dst[count[d][src[i].key >> (16 * d) & 0xffff]++] = src[i];
+        struct keyed *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    for (uint64_t i = 0; i < k; i++)
+        list[i] = src[i].node;
+    free(count);
+    return 0;
+}
+
 int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained)
 {
     *t = (struct domtree){0};
@@ -84,18 +123,19 @@ int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uin
     }
     off[n] = total;
     uint32_t *child = malloc((total ? total : 1) * sizeof *child);
-    struct keyed *tmp = largest > SMALL_LIST ? malloc(largest * sizeof *tmp) : NULL;
-    if (!child || (largest > SMALL_LIST && !tmp)) {
-        free(off);
-        free(child);
-        return -1;
-    }
+    uint64_t scratch = largest > BIG_LIST ? 2 * largest : largest > SMALL_LIST ? largest : 0;
+    struct keyed *tmp = scratch ? malloc(scratch * sizeof *tmp) : NULL;
+    if (!child || (scratch && !tmp))
+        goto fail;
     for (uint32_t v = n; v-- > 1;)
         if (idom[v] != NONE)
             child[--off[idom[v]]] = v;
     for (uint32_t v = 0; v < n; v++) {
         uint64_t k = off[v + 1] - off[v];
-        if (k > SMALL_LIST)
+        if (k > BIG_LIST) {
+            if (radix_sort(child + off[v], k, retained, tmp) != 0)
+                goto fail;
+        } else if (k > SMALL_LIST)
             heap_sort(child + off[v], k, retained, tmp);
         else if (k > 1)
             insertion_sort(child + off[v], (uint32_t)k, retained);
@@ -105,6 +145,11 @@ int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uin
     t->child_off = off;
     t->child = child;
     return 0;
+fail:
+    free(off);
+    free(child);
+    free(tmp);
+    return -1;
 }
 
 void domtree_free(struct domtree *t)
