@@ -1,9 +1,11 @@
 /* tools/analyze/dominators: the Semi-NCA dominator tree and retained sizes on hand-built graphs
  * whose dominators are known, on thousands of random graphs against two naive computations
  * (iterative data-flow over bitsets for idom; "what becomes unreachable when v is removed" for
- * retained sizes), and on 10-million-node chains (no recursion to overflow). */
+ * retained sizes), and on 10-million-node chains (no recursion to overflow); tools/analyze/domtree:
+ * the children lists (exactly the dominated nodes, biggest first) and accumulation points. */
 #include "check_helpers.h"
 #include "dominators.h"
+#include "domtree.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -402,17 +404,197 @@ START_TEST(test_long_chain_back_edges)
 }
 END_TEST
 
-int main(void)
+/* The tree's lists hold exactly the nodes each node immediately dominates, each once, in
+ * (retained descending, index ascending) order. */
+static void check_domtree(uint32_t n, const uint32_t *idom, const uint64_t *ret)
 {
+    struct domtree t;
+    ck_assert_int_eq(domtree_build(&t, n, idom, ret), 0);
+    ck_assert_uint_eq(t.n, n);
+    ck_assert_uint_eq(t.child_off[0], 0);
+    uint64_t listed = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        const uint32_t *c;
+        uint32_t k = domtree_children(&t, u, &c);
+        listed += k;
+        for (uint32_t i = 0; i < k; i++) {
+            ck_assert_uint_ne(c[i], 0);
+            ck_assert_uint_eq(idom[c[i]], u);
+            if (i > 0)
+                ck_assert(ret[c[i - 1]] > ret[c[i]] ||
+                          (ret[c[i - 1]] == ret[c[i]] && c[i - 1] < c[i]));
+        }
+    }
+    uint64_t dominated = 0;
+    for (uint32_t v = 1; v < n; v++)
+        dominated += idom[v] != NONE;
+    ck_assert_uint_eq(listed, dominated);
+    ck_assert_uint_eq(t.child_off[n], dominated);
+    domtree_free(&t);
+}
+
+START_TEST(test_domtree_random)
+{
+    /* a root with many children (the heap sort) and random graphs below, ties included */
+    enum { N = 3000, CAP = 4 * N };
+    uint32_t(*edges)[2] = malloc(CAP * sizeof *edges);
+    uint32_t *idom = malloc(N * sizeof *idom), *order = malloc(N * sizeof *order);
+    uint64_t *shallow = malloc(N * sizeof *shallow), *ret = malloc(N * sizeof *ret);
+    ck_assert(edges && idom && order && shallow && ret);
+    for (int round = 0; round < 40; round++) {
+        uint32_t n = 2 + rnd(N - 1);
+        size_t m = random_edges(n, edges, CAP, round % 2);
+        for (uint32_t v = 1; v < n && m < CAP && round % 4 < 2; v += 1 + rnd(3)) {
+            edges[m][0] = 0;
+            edges[m][1] = v;
+            m++;
+        }
+        for (uint32_t v = 0; v < n; v++)
+            shallow[v] = rnd(round % 3 == 0 ? 4 : 1000);
+        struct test_graph t;
+        graph_make(&t, n, edges, m);
+        uint32_t reached;
+        ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+        dominators_retained(n, idom, order, reached, shallow, ret);
+        check_domtree(n, idom, ret);
+        graph_free(&t);
+    }
+    free(edges);
+    free(idom);
+    free(order);
+    free(shallow);
+    free(ret);
+}
+END_TEST
+
+START_TEST(test_domtree_big_list)
+{
+    /* more than 65,536 children (the radix sort): sizes over several 16-bit digits, many ties */
+    enum { N = 150001 };
+    uint32_t(*edges)[2] = malloc((N + 100) * sizeof *edges);
+    uint32_t *idom = malloc(N * sizeof *idom), *order = malloc(N * sizeof *order);
+    uint64_t *shallow = malloc(N * sizeof *shallow), *ret = malloc(N * sizeof *ret);
+    ck_assert(edges && idom && order && shallow && ret);
+    size_t m = 0;
+    for (uint32_t v = 1; v < N; v++, m++) {
+        edges[m][0] = v <= 100 ? v - 1 : 0;
+        edges[m][1] = v;
+        shallow[v] = ((uint64_t)rnd(3) << 40) + ((uint64_t)rnd(2) << 20) + rnd(50);
+    }
+    shallow[0] = 0;
+    struct test_graph t;
+    graph_make(&t, N, edges, m);
+    uint32_t reached;
+    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+    dominators_retained(N, idom, order, reached, shallow, ret);
+    check_domtree(N, idom, ret);
+    /* and a list whose sizes all share their upper digits */
+    for (uint32_t v = 1; v < N; v++)
+        ret[v] = rnd(1000);
+    check_domtree(N, idom, ret);
+    graph_free(&t);
+    free(edges);
+    free(idom);
+    free(order);
+    free(shallow);
+    free(ret);
+}
+END_TEST
+
+/* A leak: root -> holder (1) -> list (2) -> array (3) -> 100 elements (10..109), and a
+ * smaller neighbour (4 -> 5) beside the holder; element 10 is also referenced by node 4. */
+START_TEST(test_accumulation_point)
+{
+    enum { N = 110 };
+    uint32_t edges[N + 8][2];
+    size_t m = 0;
+    const uint32_t chain[][2] = {{0, 1}, {1, 2}, {2, 3}, {0, 4}, {4, 5}, {4, 10}};
+    for (size_t i = 0; i < COUNT(chain); i++, m++)
+        memcpy(edges[m], chain[i], sizeof chain[i]);
+    for (uint32_t e = 10; e < N; e++, m++) {
+        edges[m][0] = 3;
+        edges[m][1] = e;
+    }
+    uint64_t shallow[N] = {0, 16, 24, 416, 40, 60};
+    for (uint32_t e = 10; e < N; e++)
+        shallow[e] = 10;
+    struct test_graph t;
+    graph_make(&t, N, edges, m);
+    uint32_t idom[N], order[N], reached;
+    uint64_t ret[N];
+    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+    dominators_retained(N, idom, order, reached, shallow, ret);
+    /* element 10 is shared with node 4: the array keeps 99 elements */
+    ck_assert_uint_eq(idom[10], 0);
+    ck_assert_uint_eq(ret[3], 416 + 990);
+    ck_assert_uint_eq(ret[2], 24 + 416 + 990);
+    ck_assert_uint_eq(ret[1], 16 + 24 + 416 + 990);
+    ck_assert_uint_eq(ret[0], 16 + 24 + 416 + 1000 + 40 + 60);
+    struct domtree dt;
+    ck_assert_int_eq(domtree_build(&dt, N, idom, ret), 0);
+    const uint32_t *c;
+    ck_assert_uint_eq(domtree_children(&dt, 0, &c), 3);
+    ck_assert_uint_eq(c[0], 1);
+    ck_assert_uint_eq(c[1], 4);
+    ck_assert_uint_eq(c[2], 10);
+    /* 1446 of 1556 (93 %) under the holder, then 98.9 % and 98.3 % further down */
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.8), 3);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.8), 3);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.95), 0);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.985), 2);
+    /* leaves, a node whose children all retain little, a share above 1 */
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 5, 0.8), 5);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 4, 0.8), 4);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 2, 1.01), 2);
+    domtree_free(&dt);
+    graph_free(&t);
+}
+END_TEST
+
+START_TEST(test_accumulation_ties_and_zeros)
+{
+    /* equal children: the first by index is followed; nothing to follow below a node that
+     * retains 0 bytes */
+    uint32_t edges[][2] = {{0, 1}, {1, 3}, {1, 2}, {3, 4}, {0, 5}, {5, 6}};
+    uint64_t shallow[7] = {0, 0, 50, 50, 0, 0, 0};
+    struct test_graph t;
+    graph_make(&t, 7, edges, COUNT(edges));
+    uint32_t idom[7], order[7], reached;
+    uint64_t ret[7];
+    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+    dominators_retained(7, idom, order, reached, shallow, ret);
+    struct domtree dt;
+    ck_assert_int_eq(domtree_build(&dt, 7, idom, ret), 0);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.5), 2);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.6), 1);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.5), 2);
+    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 5, 0.5), 5);
+    domtree_free(&dt);
+    graph_free(&t);
+}
+END_TEST
+
+/* With the argument "long", only the 10-million-node chains (a test of their own in meson, so
+ * that the two run side by side). */
+int main(int argc, char **argv)
+{
+    int long_only = argc > 1 && strcmp(argv[1], "long") == 0;
     Suite *s = suite_create("dominators");
-    TCase *tc = tcase_create("dominators");
+    TCase *tc = tcase_create(long_only ? "chains" : "graphs");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_known_graphs);
-    tcase_add_test(tc, test_no_nodes);
-    tcase_add_test(tc, test_random_graphs);
-    tcase_add_test(tc, test_random_medium);
-    tcase_add_test(tc, test_long_chain);
-    tcase_add_test(tc, test_long_chain_back_edges);
+    if (long_only) {
+        tcase_add_test(tc, test_long_chain);
+        tcase_add_test(tc, test_long_chain_back_edges);
+    } else {
+        tcase_add_test(tc, test_known_graphs);
+        tcase_add_test(tc, test_no_nodes);
+        tcase_add_test(tc, test_random_graphs);
+        tcase_add_test(tc, test_random_medium);
+        tcase_add_test(tc, test_domtree_random);
+        tcase_add_test(tc, test_domtree_big_list);
+        tcase_add_test(tc, test_accumulation_point);
+        tcase_add_test(tc, test_accumulation_ties_and_zeros);
+    }
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

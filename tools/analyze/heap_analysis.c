@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sort kids[lo..hi) by retained size, biggest first (small lists: insertion; else qsort). */
+/* Sort k[0..n) by retained size, biggest first (short lists: insertion; else qsort). */
 static const uint64_t *sort_key;
 static int cmp_kid(const void *x, const void *y)
 {
@@ -32,31 +32,6 @@ static void sort_kids(uint32_t *k, uint32_t n, const uint64_t *ret)
     }
 }
 
-static int build_children(struct heap_analysis *a)
-{
-    uint32_t n = a->g->n;
-    a->kid_off = calloc((size_t)n + 1, sizeof *a->kid_off);
-    a->kids = malloc(((size_t)a->reached + 1) * sizeof *a->kids);
-    if (!a->kid_off || !a->kids)
-        return -1;
-    for (uint32_t i = 1; i < n; i++)
-        if (a->idom[i] != HG_NONE)
-            a->kid_off[a->idom[i] + 1]++;
-    for (uint32_t i = 0; i < n; i++)
-        a->kid_off[i + 1] += a->kid_off[i];
-    /* fill in preorder so each list starts in a stable order, then sort by size */
-    for (uint32_t i = 1; i < a->reached; i++) {
-        uint32_t v = a->order[i], p = a->idom[v];
-        a->kids[a->kid_off[p]++] = v;
-    }
-    for (uint32_t i = n; i > 0; i--)
-        a->kid_off[i] = a->kid_off[i - 1];
-    a->kid_off[0] = 0;
-    for (uint32_t i = 0; i < n; i++)
-        sort_kids(a->kids + a->kid_off[i], a->kid_off[i + 1] - a->kid_off[i], a->retained);
-    return 0;
-}
-
 /*
  * Class retained sizes: walk the dominator tree depth-first (iteratively) counting, per class,
  * how many of the current node's ancestors are of that class; a node adds its retained size to
@@ -68,7 +43,9 @@ static int class_totals(struct heap_analysis *a)
     a->classes = calloc(g->nclasses, sizeof *a->classes);
     uint32_t *active = calloc(g->nclasses, sizeof *active);
     size_t cap = 1024; /* the tree's depth: grows for deep trees (long linked lists) */
-    uint32_t *stack = malloc(cap * sizeof *stack), *next = malloc(cap * sizeof *next);
+    uint32_t *stack = malloc(cap * sizeof *stack);
+    uint64_t *next = malloc(cap * sizeof *next);
+    const uint64_t *off = a->tree.child_off;
     if (!a->classes || !active || !stack || !next) {
         free(active);
         free(stack);
@@ -77,11 +54,11 @@ static int class_totals(struct heap_analysis *a)
     }
     size_t sp = 0;
     stack[sp] = 0;
-    next[sp++] = a->kid_off[0];
+    next[sp++] = off[0];
     while (sp) {
         uint32_t v = stack[sp - 1];
-        if (next[sp - 1] < a->kid_off[v + 1]) {
-            uint32_t c = a->kids[next[sp - 1]++], k = g->cls[c];
+        if (next[sp - 1] < off[v + 1]) {
+            uint32_t c = a->tree.child[next[sp - 1]++], k = g->cls[c];
             if (k != HG_NONE) {
                 if (active[k]++ == 0)
                     a->classes[k].retained += a->retained[c];
@@ -92,7 +69,7 @@ static int class_totals(struct heap_analysis *a)
                 uint32_t *s2 = realloc(stack, 2 * cap * sizeof *s2);
                 if (s2)
                     stack = s2;
-                uint32_t *n2 = s2 ? realloc(next, 2 * cap * sizeof *n2) : NULL;
+                uint64_t *n2 = s2 ? realloc(next, 2 * cap * sizeof *n2) : NULL;
                 if (n2)
                     next = n2;
                 if (!s2 || !n2) {
@@ -104,7 +81,7 @@ static int class_totals(struct heap_analysis *a)
                 cap *= 2;
             }
             stack[sp] = c;
-            next[sp++] = a->kid_off[c];
+            next[sp++] = off[c];
         } else {
             if (g->cls[v] != HG_NONE)
                 active[g->cls[v]]--;
@@ -149,7 +126,7 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     for (uint32_t i = 0; i < n; i++)
         a->retained[i] = heap_graph_shallow(g, i);
     dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
-    if (build_children(a) < 0)
+    if (domtree_build(&a->tree, n, a->idom, a->retained) < 0)
         return -1;
     int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
     free(a->order);
@@ -164,23 +141,10 @@ void heap_analysis_free(struct heap_analysis *a)
     free(a->idom);
     free(a->order);
     free(a->retained);
-    free(a->kid_off);
-    free(a->kids);
+    domtree_free(&a->tree);
     free(a->classes);
     free(a->bfs_parent);
     memset(a, 0, sizeof *a);
-}
-
-uint32_t heap_analysis_accumulation(const struct heap_analysis *a, uint32_t node, double share)
-{
-    for (;;) {
-        if (a->kid_off[node] == a->kid_off[node + 1])
-            return node;
-        uint32_t big = a->kids[a->kid_off[node]];
-        if ((double)a->retained[big] < share * (double)a->retained[node])
-            return node;
-        node = big;
-    }
 }
 
 size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32_t *out)

@@ -7,6 +7,7 @@
 #ifndef HEAP_ANALYSIS_H
 #define HEAP_ANALYSIS_H
 
+#include "domtree.h"
 #include "heap_graph.h"
 
 struct class_total {
@@ -20,7 +21,7 @@ struct heap_analysis {
     uint32_t *bfs_parent; /* the shortest-path tree from the virtual root (BFS) */
     uint32_t reached;
     uint64_t *retained;
-    uint32_t *kid_off, *kids;    /* dominator tree children, biggest retained first */
+    struct domtree tree;         /* dominator tree children, biggest retained first (domtree.h) */
     struct class_total *classes; /* reachable instances, per class index */
     uint64_t reachable_objects, reachable_bytes, unreachable_objects, unreachable_bytes;
 };
@@ -28,10 +29,6 @@ struct heap_analysis {
 /* Returns 0 or -1 (out of memory). */
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g);
 void heap_analysis_free(struct heap_analysis *a);
-
-/* From node, follow the child holding the most while it holds at least `share` of the
- * current node's retained size; returns the last node reached (node itself if none). */
-uint32_t heap_analysis_accumulation(const struct heap_analysis *a, uint32_t node, double share);
 
 /* The k object nodes with the largest retained sizes, biggest first, into out; returns how many. */
 size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32_t *out);

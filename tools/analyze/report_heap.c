@@ -146,12 +146,13 @@ static void tree(const struct heap_analysis *a, const struct report_opts *o, str
     sp = 1;
     while (sp) {
         uint32_t v = st_node[sp - 1], k = st_next[sp - 1]++;
-        uint32_t nk = a->kid_off[v + 1] - a->kid_off[v];
+        const uint32_t *kids;
+        uint32_t nk = domtree_children(&a->tree, v, &kids);
         if (sp > maxd || k >= nk || k >= o->fanout) {
             sp--;
             continue;
         }
-        uint32_t c = a->kids[a->kid_off[v] + k];
+        uint32_t c = kids[k];
         char d[8], n1[24], n2[24], pct[16], name[512], ind[600];
         snprintf(d, sizeof d, "%u", sp);
         snprintf(pct, sizeof pct, "%.2f", share(a, a->retained[c]));
@@ -250,7 +251,7 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
     }
     size_t nn = 0;
     for (size_t i = 0; i < ns; i++) {
-        s[i].accum = heap_analysis_accumulation(a, s[i].node, o->accumulation);
+        s[i].accum = domtree_accumulation_point(&a->tree, a->retained, s[i].node, o->accumulation);
         s[i].plen = heap_analysis_path(a, s[i].accum, &s[i].path);
         if (s[i].plen < 0)
             return -1;

@@ -91,19 +91,21 @@ static const char *label(const struct heap_graph *g, uint32_t v, char *buf, size
 static int collect(struct diff_retained *d, const struct heap_analysis *a, bool now)
 {
     const struct heap_graph *g = a->g;
-    uint32_t st[MAX_DEPTH + 1], nx[MAX_DEPTH + 1];
+    uint32_t st[MAX_DEPTH + 1];
+    uint64_t nx[MAX_DEPTH + 1];
+    const uint64_t *off = a->tree.child_off;
     uint64_t kh[MAX_DEPTH + 1];
     int sp = 1;
     st[0] = 0;
-    nx[0] = a->kid_off[0];
+    nx[0] = off[0];
     kh[0] = 0;
     while (sp) {
         uint32_t v = st[sp - 1];
-        if (nx[sp - 1] >= a->kid_off[v + 1]) {
+        if (nx[sp - 1] >= off[v + 1]) {
             sp--;
             continue;
         }
-        uint32_t c = a->kids[nx[sp - 1]++];
+        uint32_t c = a->tree.child[nx[sp - 1]++];
         char buf[512];
         uint64_t h = mix(kh[sp - 1] * 31 + (uint64_t)sp, label(g, c, buf, sizeof buf));
         struct key *k = slot(d, h);
@@ -122,7 +124,7 @@ static int collect(struct diff_retained *d, const struct heap_analysis *a, bool 
         }
         if (sp < MAX_DEPTH) {
             st[sp] = c;
-            nx[sp] = a->kid_off[c];
+            nx[sp] = off[c];
             kh[sp++] = h;
         }
     }

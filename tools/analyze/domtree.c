@@ -1,0 +1,172 @@
+/* Dominator tree children lists: counted, placed, then each list sorted by retained size.
+ * Lists of up to SMALL_LIST children (nearly all of them in a heap) are insertion-sorted in
+ * place; longer ones are sorted as (retained, node) pairs in a scratch array, so the comparisons
+ * read consecutive memory rather than retained[] at random: heap sort up to BIG_LIST, a stable
+ * radix sort on 16-bit digits above (the root's list can hold millions of children, where the
+ * heap sort's scattered accesses take seconds). */
+#include "domtree.h"
+
+#include <stdlib.h>
+
+#define NONE UINT32_MAX
+#define SMALL_LIST 16
+#define BIG_LIST 65536
+
+struct keyed {
+    uint64_t key;
+    uint32_t node;
+};
+
+/* a goes before b: bigger retained size first, then the smaller node index */
+static int before(uint64_t ka, uint32_t a, uint64_t kb, uint32_t b)
+{
+    return ka > kb || (ka == kb && a < b);
+}
+
+static void insertion_sort(uint32_t *list, uint32_t k, const uint64_t *retained)
+{
+    for (uint32_t i = 1; i < k; i++) {
+        uint32_t x = list[i], j = i;
+        for (; j > 0 && before(retained[x], x, retained[list[j - 1]], list[j - 1]); j--)
+            list[j] = list[j - 1];
+        list[j] = x;
+    }
+}
+
+/* Moves a[i] down a heap (of size k) whose top is the element that goes last. */
+static void sift_down(struct keyed *a, uint64_t i, uint64_t k)
+{
+    struct keyed x = a[i];
+    for (;;) {
+        uint64_t c = 2 * i + 1;
+        if (c >= k)
+            break;
+        if (c + 1 < k && before(a[c].key, a[c].node, a[c + 1].key, a[c + 1].node))
+            c++;
+        if (!before(x.key, x.node, a[c].key, a[c].node))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = x;
+}
+
+static void heap_sort(uint32_t *list, uint64_t k, const uint64_t *retained, struct keyed *tmp)
+{
+    for (uint64_t i = 0; i < k; i++)
+        tmp[i] = (struct keyed){retained[list[i]], list[i]};
+    for (uint64_t i = k / 2; i-- > 0;)
+        sift_down(tmp, i, k);
+    for (uint64_t end = k; end-- > 1;) {
+        struct keyed last = tmp[0];
+        tmp[0] = tmp[end];
+        tmp[end] = last;
+        sift_down(tmp, 0, end);
+    }
+    for (uint64_t i = 0; i < k; i++)
+        list[i] = tmp[i].node;
+}
+
+/* Stable LSD radix sort of list (k > BIG_LIST entries, in ascending node order) by retained size
+ * descending: sorting ~retained ascending keeps equal sizes in ascending node order. Digits
+ * that all keys share are skipped (sizes rarely use more than 32 bits). tmp holds 2 k. */
+static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, struct keyed *tmp)
+{
+    uint32_t(*count)[65536] = calloc(4, sizeof *count);
+    if (!count)
+        return -1;
+    struct keyed *src = tmp, *dst = tmp + k;
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t key = ~retained[list[i]];
+        src[i] = (struct keyed){key, list[i]};
+        for (int d = 0; d < 4; d++)
+            count[d][key >> (16 * d) & 0xffff]++;
+    }
+    for (int d = 0; d < 4; d++) {
+        if (count[d][src[0].key >> (16 * d) & 0xffff] == k)
+            continue;
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b < 65536; b++) {
+            uint32_t c = count[d][b];
+            count[d][b] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < k; i++)
+            dst[count[d][src[i].key >> (16 * d) & 0xffff]++] = src[i];
+        struct keyed *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    for (uint64_t i = 0; i < k; i++)
+        list[i] = src[i].node;
+    free(count);
+    return 0;
+}
+
+int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained)
+{
+    *t = (struct domtree){0};
+    uint64_t *off = calloc((size_t)n + 1, sizeof *off);
+    if (!off)
+        return -1;
+    /* counts in off[v], then off[v] = end of v's range, moved back to its start as the
+     * children are placed (in ascending order) */
+    for (uint32_t v = 1; v < n; v++)
+        if (idom[v] != NONE)
+            off[idom[v]]++;
+    uint64_t largest = 0, total = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        if (off[v] > largest)
+            largest = off[v];
+        total += off[v];
+        off[v] = total;
+    }
+    off[n] = total;
+    uint32_t *child = malloc((total ? total : 1) * sizeof *child);
+    uint64_t scratch = largest > BIG_LIST ? 2 * largest : largest > SMALL_LIST ? largest : 0;
+    struct keyed *tmp = scratch ? malloc(scratch * sizeof *tmp) : NULL;
+    if (!child || (scratch && !tmp))
+        goto fail;
+    for (uint32_t v = n; v-- > 1;)
+        if (idom[v] != NONE)
+            child[--off[idom[v]]] = v;
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t k = off[v + 1] - off[v];
+        if (k > BIG_LIST) {
+            if (radix_sort(child + off[v], k, retained, tmp) != 0)
+                goto fail;
+        } else if (k > SMALL_LIST)
+            heap_sort(child + off[v], k, retained, tmp);
+        else if (k > 1)
+            insertion_sort(child + off[v], (uint32_t)k, retained);
+    }
+    free(tmp);
+    t->n = n;
+    t->child_off = off;
+    t->child = child;
+    return 0;
+fail:
+    free(off);
+    free(child);
+    free(tmp);
+    return -1;
+}
+
+void domtree_free(struct domtree *t)
+{
+    free(t->child_off);
+    free(t->child);
+    *t = (struct domtree){0};
+}
+
+uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *retained, uint32_t v,
+                                    double share)
+{
+    while (t->child_off[v] < t->child_off[v + 1] && retained[v] > 0) {
+        uint32_t c = t->child[t->child_off[v]];
+        if ((double)retained[c] < share * (double)retained[v])
+            break;
+        v = c;
+    }
+    return v;
+}
