@@ -24,6 +24,7 @@ static const char usage[] =
     "  --path=0xID|CLASS             shortest path from the GC roots to an object, or to the\n"
     "                                class's biggest instance\n"
     "  --oop-size=4|8                reference size of the size model (default 4)\n"
+    "  --no-waste                    leave out duplicate arrays and sparse collections\n"
     "  -q, --quiet                   no progress on stderr\n";
 
 static bool opt(const char *arg, const char *name, const char **val)
@@ -48,7 +49,7 @@ static bool number(const char *s, double lo, double hi, double *out)
 int main(int argc, char **argv)
 {
     struct report_opts ro = {
-        .top = 20, .depth = 4, .fanout = 5, .suspect = 0.10, .accumulation = 0.80};
+        .top = 20, .depth = 4, .fanout = 5, .suspect = 0.10, .accumulation = 0.80, .waste = true};
     enum rout_format fmt = ROUT_TEXT;
     double dump = 1, oop = 4, v;
     bool quiet = false;
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
+        } else if (!strcmp(a, "--no-waste")) {
+            ro.waste = false;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (opt(a, "--format", &val)) {

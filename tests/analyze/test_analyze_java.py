@@ -8,6 +8,7 @@ with 1,000 and 11,000 leaked entries, dumped by the agent (heap=dump,format=b) a
   - retained sizes equal those of VisualVM's heap library (tests/analyze/RetainedCheck.java)
     for its 100 biggest retainers (the known gap: class objects, doc/heap-analysis.md);
   - the shortest path to an Entry goes through class LeakApp$Registry's static ENTRIES;
+  - the entries' zeroed byte[16] payloads are one group of identical arrays; collections listed;
   - per thread: main's frames keep its long[4096] (jcmd: the agent dumps at exit, after
     main), leak-worker's its int[8192];
   - hprof-diff of the agent's two dumps: one leak verdict, held by LeakApp$Registry.ENTRIES,
@@ -108,6 +109,14 @@ try:
                   f"{name}: main's frames: {threads.get('main')}")
         check(threads.get("leak-worker", {}).get("frames_retained_bytes", 0) >= 16 + 4 * 8192,
               f"{name}: leak-worker's frames: {threads.get('leak-worker')}")
+        # the 11,000 (or 1,000) zeroed byte[16] payloads are one group of identical arrays
+        n = 11000 if "11000" in name else 1000
+        big = max(rep["duplicates"], key=lambda r: r["copies"], default=None)
+        check(big and big["type"] == "byte[]" and n <= big["copies"] <= n + 50 and
+              big["wasted_bytes"] == (big["copies"] - 1) * 32, f"{name}: duplicates: {big}")
+        colls = {c["class"]: c for c in rep["collections"]}
+        check(colls.get("java.util.ArrayList", {}).get("instances", 0) >= 1 and
+              "java.util.HashMap" in colls, f"{name}: collections: {colls}")
         if jar and not path.endswith(".gz"):
             cp = f"{jar[0]}:{work}"
             r = run([java, "-Xmx2g", "-cp", cp, "RetainedCheck", path, "100"])

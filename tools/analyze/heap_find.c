@@ -48,6 +48,15 @@ int heap_find_records(const struct heap_graph *g, const uint32_t *nodes, size_t 
     return rc ? -1 : 0;
 }
 
+int heap_find_each(const struct heap_graph *g, void (*fn)(void *ctx, uint64_t rec), void *ctx)
+{
+    struct walk w = {.g = (struct heap_graph *)g, .pass = PASS_FIND, .each = fn, .each_ctx = ctx};
+    for (size_t i = 0; i < g->m.nranges; i++)
+        if (heap_walk_range(&w, &g->m.ranges[i]) != 0)
+            return -1;
+    return 0;
+}
+
 /* Walk the instance fields of class ci (own first, then the superclasses'), calling fn with
  * each field's name id, basic type and offset in the instance data until it returns true. */
 static bool each_field(const struct heap_graph *g, uint32_t ci,
@@ -173,6 +182,35 @@ const char *heap_find_ref_name(const struct heap_graph *g, uint64_t rec, uint32_
         }
     }
     return buf;
+}
+
+struct offset_q {
+    const struct heap_graph *g;
+    const char *name;
+    uint32_t off;
+    unsigned type;
+};
+
+static bool offset_by_name(void *c, uint64_t name, unsigned type, uint32_t off)
+{
+    struct offset_q *q = c;
+    char nb[256];
+    if (strcmp(heap_graph_str(q->g, name, nb, sizeof nb), q->name))
+        return false;
+    q->off = off;
+    q->type = type;
+    return true;
+}
+
+int heap_find_field_offset(const struct heap_graph *g, uint32_t ci, const char *name, uint32_t *off,
+                           unsigned *type)
+{
+    struct offset_q q = {g, name, 0, 0};
+    if (ci == HG_NONE || ci >= g->ndumped || !each_field(g, ci, offset_by_name, &q))
+        return -1;
+    *off = q.off;
+    *type = q.type;
+    return 0;
 }
 
 int heap_find_field(const struct heap_graph *g, uint64_t rec, const char *name, uint64_t *value)

@@ -13,6 +13,15 @@
 int heap_find_records(const struct heap_graph *g, const uint32_t *nodes, size_t n,
                       uint64_t *offsets);
 
+/* Call fn with the record offset of every object (instances, arrays, classes) of the dump, in
+ * file order; the records passed the loader's checks. -1 on a walk error. */
+int heap_find_each(const struct heap_graph *g, void (*fn)(void *ctx, uint64_t rec), void *ctx);
+
+/* Byte offset and basic type of instance field `name` of class ci (its own or inherited) in
+ * the instance data: 0, or -1 if the class has no such field. */
+int heap_find_field_offset(const struct heap_graph *g, uint32_t ci, const char *name, uint32_t *off,
+                           unsigned *type);
+
 /* How the object at record offset `rec` refers to node `to`: "field name", "[index]" or
  * "static name", written into buf; "?" if it does not. */
 const char *heap_find_ref_name(const struct heap_graph *g, uint64_t rec, uint32_t to, char *buf,

@@ -232,8 +232,12 @@ int heap_walk_range(struct walk *w, const struct mdump_range *r)
         size_t avail = (size_t)(end - p), need;
         uint32_t thread = 0;
         int rc = 0;
-        if (w->pass == PASS_FIND && tag >= 0x20 && tag <= 0x23 && avail >= ids)
-            find(w, rec, mdump_id(&g->m, p));
+        if (w->pass == PASS_FIND && tag >= 0x20 && tag <= 0x23 && avail >= ids) {
+            if (w->each)
+                w->each(w->each_ctx, (uint64_t)(rec - g->m.base));
+            else
+                find(w, rec, mdump_id(&g->m, p));
+        }
         switch (tag) {
         case 0xFF: /* root unknown, sticky class, monitor used: id */
         case 0x05:

@@ -27,6 +27,8 @@ struct walk {
     const uint64_t *want;
     size_t nwant;
     uint64_t *found;
+    void (*each)(void *ctx, uint64_t rec); /* PASS_FIND: every object record instead */
+    void *each_ctx;
 };
 
 /* Walk the sub-records of one dump range; -1 with w->err set on bad input or no memory. */

@@ -5,6 +5,7 @@
 #include "report_heap.h"
 
 #include "heap_find.h"
+#include "report_waste.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -425,6 +426,8 @@ int report_heap(const struct heap_analysis *a, const struct report_opts *o, stru
     int rc = suspects(a, o, out, ci, nci);
     if (!rc)
         rc = threads(a, o, out);
+    if (!rc && o->waste)
+        rc = report_waste(a, o, out);
     if (!rc && o->path_to)
         rc = path_to(a, o, out);
     free(ci);

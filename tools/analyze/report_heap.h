@@ -17,6 +17,7 @@ struct report_opts {
     double suspect;      /* share of the reachable heap that makes a suspect */
     double accumulation; /* share a child must hold to be followed to the accumulation point */
     const char *path_to; /* "0x<id>" or a class name (its biggest instance); NULL: none */
+    bool waste;          /* duplicate arrays and sparse collections (report_waste.h) */
 };
 
 /* Write every section; returns 0, -1 out of memory, -2 the path target is not in the dump. */
