@@ -191,7 +191,8 @@ static int resolve(struct heap_graph *g, uint32_t ci, uint32_t ref_class, uint64
 
 int heap_classes_resolve(struct heap_graph *g, char *err, size_t errlen)
 {
-    qsort(g->classes, g->nclasses, sizeof *g->classes, cmp_class);
+    if (g->nclasses) /* qsort's array may not be NULL, even empty */
+        qsort(g->classes, g->nclasses, sizeof *g->classes, cmp_class);
     uint32_t ndumped = g->ndumped = g->nclasses;
     uint32_t ref_class = HG_NONE, class_class = HG_NONE;
     uint64_t referent_id = 0;

@@ -16,8 +16,10 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Identical primitive arrays                                                                 */
 
+/* Two independent 64-bit hashes of (type, length, contents): arrays are called identical when
+ * both agree (a false match has odds of about 2^-128), so no array is read twice. */
 struct arr {
-    uint64_t hash, rec;
+    uint64_t hash, hash2, rec;
 };
 
 struct dup_walk {
@@ -75,13 +77,17 @@ static void dup_visit(void *ctx, uint64_t rec)
         w->v = v;
         w->cap = nc;
     }
-    w->v[w->n++] = (struct arr){hash_bytes(d, bytes, type * 0x51ED27ull + n), rec};
+    w->v[w->n++] =
+        (struct arr){hash_bytes(d, bytes, type * 0x51ED27ull + n),
+                     hash_bytes(d, bytes, ~(uint64_t)n * 0xC2B2AE3D27D4EB4Full + type), rec};
 }
 
 static int cmp_arr(const void *x, const void *y)
 {
     const struct arr *a = x, *b = y;
-    return a->hash < b->hash ? -1 : a->hash > b->hash;
+    if (a->hash != b->hash)
+        return a->hash < b->hash ? -1 : 1;
+    return a->hash2 < b->hash2 ? -1 : a->hash2 > b->hash2;
 }
 
 struct group {
@@ -93,15 +99,6 @@ static int cmp_group(const void *x, const void *y)
     const struct group *a = x, *b = y;
     uint64_t wa = (a->copies - 1) * a->each, wb = (b->copies - 1) * b->each;
     return wa < wb ? 1 : wa > wb ? -1 : 0;
-}
-
-static bool same(const struct heap_graph *g, uint64_t r1, uint64_t r2)
-{
-    unsigned t1, t2;
-    uint32_t n1, n2;
-    size_t b1, b2;
-    const uint8_t *d1 = prim(g, r1, &t1, &n1, &b1), *d2 = prim(g, r2, &t2, &n2, &b2);
-    return t1 == t2 && n1 == n2 && memcmp(d1, d2, b1) == 0;
 }
 
 /* First bytes of an array as text: Latin-1/UTF-8-ish bytes, or UTF-16 chars */
@@ -129,18 +126,16 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
         free(w.v);
         return -1;
     }
-    qsort(w.v, w.n, sizeof *w.v, cmp_arr);
+    if (w.n) /* qsort's array may not be NULL, even empty */
+        qsort(w.v, w.n, sizeof *w.v, cmp_arr);
     struct group *gr = NULL;
     size_t ng = 0, gcap = 0;
     uint64_t wasted = 0;
     for (size_t i = 0; i < w.n;) {
         size_t j = i + 1;
-        while (j < w.n && w.v[j].hash == w.v[i].hash)
+        while (j < w.n && w.v[j].hash == w.v[i].hash && w.v[j].hash2 == w.v[i].hash2)
             j++;
-        /* equal hashes: count the copies of the first that are byte for byte equal */
-        uint64_t copies = 1;
-        for (size_t k = i + 1; k < j; k++)
-            copies += same(g, w.v[i].rec, w.v[k].rec);
+        uint64_t copies = j - i;
         if (copies > 1) {
             if (ng == gcap) {
                 gcap = gcap ? 2 * gcap : 1024;
@@ -160,7 +155,8 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
         i = j;
     }
     free(w.v);
-    qsort(gr, ng, sizeof *gr, cmp_group);
+    if (ng) /* qsort's array may not be NULL, even empty */
+        qsort(gr, ng, sizeof *gr, cmp_group);
     static const struct rout_col cols[] = {{"kind", 's', 6},          {"copies", 'n', 8},
                                            {"wasted_bytes", 'n', 12}, {"bytes_each", 'n', 10},
                                            {"type", 's', 10},         {"preview", 's', 0}};

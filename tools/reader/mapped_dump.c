@@ -208,8 +208,10 @@ static int index_records(struct mapped_dump *m, struct ctx *c)
     if (m->ndumps <= m->which)
         return fail(c, true, "offset %" PRIu64 ": the file holds %zu heap dump(s), no dump #%zu",
                     size, m->ndumps, m->which + 1);
-    qsort(m->strs, m->nstrs, sizeof *m->strs, cmp_str);
-    qsort(m->classes, m->nclasses, sizeof *m->classes, cmp_cls);
+    if (m->nstrs) /* qsort's array may not be NULL, even empty */
+        qsort(m->strs, m->nstrs, sizeof *m->strs, cmp_str);
+    if (m->nclasses) /* qsort's array may not be NULL, even empty */
+        qsort(m->classes, m->nclasses, sizeof *m->classes, cmp_cls);
     return 0;
 }
 
