@@ -126,12 +126,13 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     for (uint32_t i = 0; i < n; i++)
         a->retained[i] = heap_graph_shallow(g, i);
     dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
-    if (domtree_build(&a->tree, n, a->idom, a->retained) < 0)
-        return -1;
     int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
     free(a->order);
     a->order = NULL;
-    if (rc < 0 || class_totals(a) < 0)
+    /* the reports walk the dominator tree and the BFS tree, never the references again: they
+     * go before the children lists are built, which keeps the peak lower */
+    heap_graph_drop_edges(g);
+    if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
     return 0;
 }

@@ -281,6 +281,7 @@ static void compact(struct heap_graph *g)
     }
     g->off[g->n] = w;
     g->nrefs = w;
+    g->object_refs = w - (g->off[g->first_obj] - g->off[0]);
 }
 
 int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsigned oop_size,
@@ -364,6 +365,14 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
 oom:
     snprintf(err, errlen, "out of memory building the graph of %" PRIu64 " objects", g->nobjects);
     return -1;
+}
+
+void heap_graph_drop_edges(struct heap_graph *g)
+{
+    free(g->off);
+    free(g->adj);
+    g->off = NULL;
+    g->adj = NULL;
 }
 
 void heap_graph_free(struct heap_graph *g)

@@ -63,7 +63,8 @@ struct heap_graph {
     uint32_t *shallow8; /* shallow size in units of 8 bytes (the model aligns to 8) */
     uint64_t *off;      /* CSR: successors of i are adj[off[i]..off[i+1]) */
     uint32_t *adj;
-    uint64_t nrefs, dangling, duplicates, weak_skipped;
+    uint64_t nrefs, object_refs, dangling, duplicates, weak_skipped; /* object_refs: between
+                                                                       objects, roots left out */
     struct hg_class *classes;
     uint32_t nclasses, ndumped; /* ndumped: real CLASS DUMPs, sorted by id, first */
     size_t classes_cap, fields_cap;
@@ -89,6 +90,8 @@ struct heap_graph {
 int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsigned oop_size,
                     bool progress, char *err, size_t errlen, bool *bad_input);
 void heap_graph_free(struct heap_graph *g);
+/* Free the references (off, adj) once nothing walks them any more (heap_analysis_run). */
+void heap_graph_drop_edges(struct heap_graph *g);
 
 /* The node of an object id, HG_NONE if the dump has no such object. */
 uint32_t heap_graph_node(const struct heap_graph *g, uint64_t id);

@@ -44,7 +44,7 @@ static void summary(const struct heap_analysis *a, const struct report_opts *o, 
     rout_kv_num(out, "id_size", g->m.idsize);
     rout_kv_num(out, "oop_size", g->oop_size);
     rout_kv_num(out, "objects", g->nobjects);
-    rout_kv_num(out, "references", g->nrefs - (g->off[g->first_obj] - g->off[0]));
+    rout_kv_num(out, "references", g->object_refs);
     rout_kv_num(out, "dangling_references", g->dangling);
     rout_kv_num(out, "gc_roots", g->nroots);
     rout_kv_num(out, "threads", g->nthreads);
