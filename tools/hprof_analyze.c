@@ -6,6 +6,7 @@
  */
 #include "heap_analysis.h"
 #include "report_heap.h"
+#include "report_html.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,8 @@
 
 static const char usage[] =
     "usage: hprof-analyze [options] FILE\n"
-    "  --format=text|markdown|json   output format (default text)\n"
+    "  --format=text|markdown|json|html  output format (default text); html: one\n"
+    "                                self-contained page, the dominator tree opening by level\n"
     "  --dump=N                      the N-th heap dump of the file (default 1)\n"
     "  --top=N                       rows of the top lists (default 20)\n"
     "  --depth=N                     dominator tree levels (default 4, 0: none)\n"
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
         .top = 20, .depth = 4, .fanout = 5, .suspect = 0.10, .accumulation = 0.80, .waste = true};
     enum rout_format fmt = ROUT_TEXT;
     double dump = 1, oop = 4, v;
-    bool quiet = false;
+    bool quiet = false, html = false;
     const char *file = NULL, *val;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -65,8 +67,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (opt(a, "--format", &val)) {
-            ok = !strcmp(val, "text") || !strcmp(val, "markdown") || !strcmp(val, "json");
+            ok = !strcmp(val, "text") || !strcmp(val, "markdown") || !strcmp(val, "json") ||
+                 !strcmp(val, "html");
             fmt = val[0] == 'j' ? ROUT_JSON : val[0] == 'm' ? ROUT_MARKDOWN : ROUT_TEXT;
+            html = val[0] == 'h';
         } else if (opt(a, "--dump", &val)) {
             ok = number(val, 1, 1e9, &dump);
         } else if (opt(a, "--top", &val)) {
@@ -125,6 +129,11 @@ int main(int argc, char **argv)
     if (heap_analysis_run(&an, &g) < 0) {
         fprintf(stderr, "hprof-analyze: %s: out of memory computing dominators\n", file);
         rc = 1;
+    } else if (html) {
+        if (report_html(&an, &ro, stdout) < 0) {
+            fprintf(stderr, "hprof-analyze: %s: out of memory writing the page\n", file);
+            rc = 1;
+        }
     } else {
         struct rout out;
         rout_begin(&out, stdout, fmt);

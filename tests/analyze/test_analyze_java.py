@@ -13,7 +13,8 @@ with 1,000 and 11,000 leaked entries, dumped by the agent (heap=dump,format=b) a
     main), leak-worker's its int[8192];
   - hprof-diff of the agent's two dumps: one leak verdict, held by LeakApp$Registry.ENTRIES,
     growing by 10,000 entries (10,000 x 56 bytes and the array), exit 1; same dump twice: 0;
-  - the 2nd dump of a file holding two; bad input: one line with an offset, exit 2.
+  - the 2nd dump of a file holding two; bad input: one line with an offset, exit 2;
+  - --format=html in headless chromium: one level shown, seven opened by "#open=7".
 Ends with "SUITE analyze-java: N passed, N failed".
 """
 import glob
@@ -136,6 +137,25 @@ try:
             check(equal >= 90, f"{name}: only {equal} of VisualVM's 100 biggest retainers equal")
             check(all(g[2] is not None and abs(int(g[1]) - g[2]) <= 0.02 * int(g[1]) + 16384
                       for g in gaps), f"{name}: retained sizes far from VisualVM's: {gaps}")
+
+    # the HTML page: self-contained, its tree opens level by level (headless chromium)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    page = os.path.join(work, "leak.html")
+    r = run([ANALYZE, "-q", "--format=html", "--depth=8", "--fanout=10", dumps["agent11000"]])
+    check(r.returncode == 0 and "<script src" not in r.stdout and "http" not in r.stdout,
+          f"--format=html: exit {r.returncode}, self-contained")
+    open(page, "w").write(r.stdout)
+    if chromium:
+        def dom(hash_):
+            return run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                        "file://" + page + hash_], timeout=120).stdout
+        closed, opened = dom(""), dom("#open=7")
+        check('data-depth="1"' in closed and 'data-depth="2"' not in closed,
+              "html: only the first level before anything is opened")
+        check("LeakApp$Entry@" in opened and "class LeakApp$Registry" in opened and
+              'data-depth="7"' in opened, "html: seven levels opened reach the entries")
+    else:
+        print("chromium not found: the HTML page is not rendered")
 
     # the leak verdict (issue 25)
     r = run([DIFF, dumps["agent1000"], dumps["agent11000"]])

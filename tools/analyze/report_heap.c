@@ -71,18 +71,15 @@ static int cmp_class_qs(const void *x, const void *y)
     return cmp_class_ret(x, y, cmp_a);
 }
 
-/* Class indexes with instances, by retained size; returns the count (*idx malloc'ed). */
-static uint32_t classes_by_retained(const struct heap_analysis *a, uint32_t **idx)
+uint32_t report_classes_by_retained(const struct heap_analysis *a, uint32_t *v)
 {
-    uint32_t n = 0, *v = malloc(((size_t)a->g->nclasses + 1) * sizeof *v);
-    if (!v)
-        return 0;
+    uint32_t n = 0;
     for (uint32_t i = 0; i < a->g->nclasses; i++)
         if (a->classes[i].count)
             v[n++] = i;
     cmp_a = a;
-    qsort(v, n, sizeof *v, cmp_class_qs);
-    *idx = v;
+    if (n)
+        qsort(v, n, sizeof *v, cmp_class_qs);
     return n;
 }
 
@@ -415,9 +412,10 @@ static int path_to(const struct heap_analysis *a, const struct report_opts *o, s
 
 int report_heap(const struct heap_analysis *a, const struct report_opts *o, struct rout *out)
 {
-    uint32_t *ci = NULL, nci = classes_by_retained(a, &ci);
+    uint32_t *ci = malloc(((size_t)a->g->nclasses + 1) * sizeof *ci);
     if (!ci)
         return -1;
+    uint32_t nci = report_classes_by_retained(a, ci);
     summary(a, o, out);
     classes(a, o, out, ci, nci);
     objects(a, o, out);

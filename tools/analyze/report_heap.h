@@ -23,6 +23,10 @@ struct report_opts {
 /* Write every section; returns 0, -1 out of memory, -2 the path target is not in the dump. */
 int report_heap(const struct heap_analysis *a, const struct report_opts *o, struct rout *out);
 
+/* Class indexes with instances into out (room for g->nclasses), biggest retained first;
+ * returns how many. */
+uint32_t report_classes_by_retained(const struct heap_analysis *a, uint32_t *out);
+
 /* "java.util.ArrayList@0x1234", "class Foo", "<GC roots>", "<thread 5 frames>" into buf. */
 const char *report_node_name(const struct heap_graph *g, uint32_t node, char *buf, size_t len);
 
