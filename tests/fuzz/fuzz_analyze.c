@@ -36,8 +36,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (heap_analysis_run(&a, &g) == 0) {
             FILE *o = fopen("/dev/null", "w");
             struct rout out;
-            struct report_opts ro = {.file = "fuzz", .top = 5, .depth = 3, .fanout = 3,
-                                     .suspect = 0.1, .accumulation = 0.8, .path_to = "Node"};
+            struct report_opts ro = {.file = "fuzz",
+                                     .top = 5,
+                                     .depth = 3,
+                                     .fanout = 3,
+                                     .suspect = 0.1,
+                                     .accumulation = 0.8,
+                                     .path_to = "Node"};
             rout_begin(&out, o, ROUT_JSON);
             report_heap(&a, &ro, &out);
             rout_end(&out);

@@ -42,9 +42,9 @@ struct mapped_dump {
 };
 
 /*
- * Open path and index the dump number `which` (0-based; SIZE_MAX: the last one). Returns 0, or -1 with a one-line
- * message in err (with the byte offset for bad input; `*bad_input` set then, so the caller can
- * exit 2 rather than 1 for an I/O or memory error).
+ * Open path and index the dump number `which` (0-based; SIZE_MAX: the last one). Returns 0, or -1
+ * with a one-line message in err (with the byte offset for bad input; `*bad_input` set then, so the
+ * caller can exit 2 rather than 1 for an I/O or memory error).
  */
 int mdump_open(struct mapped_dump *m, const char *path, size_t which, char *err, size_t errlen,
                bool *bad_input);
