@@ -4,6 +4,8 @@
  *
  *   dominators-bench heap NODES [SEED]   a heap-like graph (below)
  *   dominators-bench chain NODES         0 -> 1 -> ... -> NODES - 1
+ *   DOMINATORS_BENCH_NOHUGE=1 in the environment: no huge pages asked for the graph and the
+ *   arrays the caller owns (dominators_compute still asks for its own).
  *
  * The heap-like graph: nodes 1..1000 are GC roots (children of the virtual root 0); every other
  * node v has one referrer p < v (the tree), 85 % of the time close before it (v - 1 - a geometric
@@ -23,6 +25,8 @@
 #include <time.h>
 
 static uint64_t seed = 1;
+/* huge pages for the graph and the arrays around it too, as the loader should (see "nohuge") */
+static int huge = 1;
 
 static uint64_t mix(uint64_t x)
 {
@@ -105,9 +109,10 @@ static void *xmalloc(size_t size)
 
 static void make_heap(uint32_t n, uint64_t **offp, uint32_t **adjp)
 {
-    uint64_t *off = calloc((size_t)n + 1, sizeof *off);
-    if (!off)
-        exit(1);
+    uint64_t *off = xmalloc(((size_t)n + 1) * sizeof *off);
+    if (huge)
+        dominators_advise_huge(off, ((size_t)n + 1) * sizeof *off);
+    memset(off, 0, ((size_t)n + 1) * sizeof *off);
     for (uint32_t v = 1; v < n; v++) {
         off[referrer(v)]++;
         off[v] += extras(v);
@@ -119,6 +124,8 @@ static void make_heap(uint32_t n, uint64_t **offp, uint32_t **adjp)
     }
     off[n] = total;
     uint32_t *adj = xmalloc(total * sizeof *adj);
+    if (huge)
+        dominators_advise_huge(adj, total * sizeof *adj);
     /* filled from the ends of the ranges: extras first (they end up last), then children */
     for (uint32_t v = n; v-- > 1;)
         for (uint32_t k = extras(v); k-- > 0;)
@@ -155,6 +162,7 @@ int main(int argc, char **argv)
     }
     if (argc > 3)
         seed = strtoull(argv[3], NULL, 10);
+    huge = getenv("DOMINATORS_BENCH_NOHUGE") == NULL;
     uint64_t *off;
     uint32_t *adj;
     double t0 = now();
@@ -171,6 +179,10 @@ int main(int argc, char **argv)
     uint32_t *idom = xmalloc((size_t)n * sizeof *idom), *order = xmalloc((size_t)n * sizeof *order);
     uint64_t *shallow = xmalloc((size_t)n * sizeof *shallow);
     uint64_t *ret = xmalloc((size_t)n * sizeof *ret);
+    if (huge) {
+        dominators_advise_huge(shallow, (size_t)n * sizeof *shallow);
+        dominators_advise_huge(ret, (size_t)n * sizeof *ret);
+    }
     for (uint32_t v = 0; v < n; v++)
         shallow[v] = v == 0 ? 0 : 16 + 8 * (mix(v) % 8);
     /* touch the outputs now so the peaks below show the algorithms' own memory */
