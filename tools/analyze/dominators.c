@@ -188,7 +188,7 @@ static void semi_nca(struct dom_work *w)
     for (uint32_t v = r - 1; v >= 1; v--) {
         uint32_t s = lk[v].best;
         /* up[] is read from its end to its start: prefetch the links of sources read later.
-         * Once s is the root nothing can lower it: the remaining evals are skipped (a third of
+         * Once s is the root nothing can lower it: the remaining evals are skipped (two thirds of
          * them on the synthetic heaps of dominators-bench). */
         for (uint32_t k = upoff[v + 1]; k-- > upoff[v] && s > 0;) {
             if (k >= PREFETCH_AHEAD)
