@@ -170,3 +170,62 @@ uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *ret
     }
     return v;
 }
+
+/* path of the walk below: the node at each level and the next of its children to visit */
+struct walk_level {
+    uint32_t node;
+    uint64_t next;
+};
+
+int domtree_group_retained(const struct domtree *t, const uint64_t *retained, const uint32_t *group,
+                           uint32_t groups, uint64_t *out)
+{
+    uint32_t *open = calloc(groups ? groups : 1, sizeof *open);
+    size_t cap = 1024, depth = 0;
+    struct walk_level *path = malloc(cap * sizeof *path);
+    if (!open || !path) {
+        free(open);
+        free(path);
+        return -1;
+    }
+    for (uint32_t g = 0; g < groups; g++)
+        out[g] = 0;
+    if (t->n == 0)
+        goto done;
+    /* open[g] = how many nodes of group g are on the path: a node counts when it is the first */
+    uint32_t v = 0;
+    for (;;) {
+        /* enter v */
+        uint32_t g = group[v];
+        if (g != NONE && open[g]++ == 0)
+            out[g] += retained[v];
+        if (depth == cap) {
+            struct walk_level *bigger = realloc(path, 2 * cap * sizeof *path);
+            if (!bigger) {
+                free(open);
+                free(path);
+                return -1;
+            }
+            path = bigger;
+            cap *= 2;
+        }
+        path[depth++] = (struct walk_level){v, t->child_off[v]};
+        /* next node to enter: the next child of the deepest node that has one left */
+        for (;;) {
+            struct walk_level *top = &path[depth - 1];
+            if (top->next < t->child_off[top->node + 1]) {
+                v = t->child[top->next++];
+                break;
+            }
+            uint32_t gl = group[top->node];
+            if (gl != NONE)
+                open[gl]--;
+            if (--depth == 0)
+                goto done;
+        }
+    }
+done:
+    free(open);
+    free(path);
+    return 0;
+}
