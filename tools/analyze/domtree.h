@@ -18,8 +18,8 @@ struct domtree {
 
 /* Builds t from idom (UINT32_MAX: unreachable) and retained. Returns 0, or -1 on out of memory
  * (t is then empty and domtree_free may still be called). Keeps 8 bytes per node and 4 per
- * reachable node; while sorting, also 16 bytes per child of the node with most children (32
- * when it has more than 65,536) and 1 MiB. */
+ * reachable node; while sorting, also 16 bytes per child of the node with most children (4 when
+ * it has more than 65,536) and 1 MiB. */
 int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained);
 void domtree_free(struct domtree *t);
 
