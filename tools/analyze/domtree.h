@@ -41,7 +41,7 @@ uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *ret
  * what the members keep alive each on their own, counted once. It is a lower bound of what
  * freeing the whole group would free: objects that only two members hold together are not
  * counted. group[v] = UINT32_MAX puts v in no group; out has `groups` entries. Walks the tree
- * with an explicit stack (12 bytes per level of the deepest path) and 4 bytes per group.
+ * with an explicit stack (16 bytes per level of the deepest path) and 4 bytes per group.
  * Returns 0, or -1 on out of memory. */
 int domtree_group_retained(const struct domtree *t, const uint64_t *retained, const uint32_t *group,
                            uint32_t groups, uint64_t *out);
