@@ -501,6 +501,91 @@ START_TEST(test_domtree_big_list)
 }
 END_TEST
 
+/* Group retained sizes against a naive union: for each group, the nodes that some member
+ * dominates (unreachable once that member is removed), each counted once. */
+START_TEST(test_group_retained)
+{
+    enum { N_MAX = 40, CAP = 4 * N_MAX, GROUPS = 4 };
+    uint32_t edges[CAP][2], idom[N_MAX], order[N_MAX], group[N_MAX], reached;
+    uint64_t shallow[N_MAX], ret[N_MAX], out[GROUPS];
+    uint8_t all[N_MAX], without[N_MAX], held[GROUPS][N_MAX];
+    uint32_t stack[N_MAX];
+    for (int round = 0; round < 1000; round++) {
+        uint32_t n = 1 + rnd(N_MAX);
+        size_t m = random_edges(n, edges, CAP, round % 2);
+        struct test_graph t;
+        graph_make(&t, n, edges, m);
+        for (uint32_t v = 0; v < n; v++) {
+            shallow[v] = 1 + rnd(100);
+            group[v] = v == 0 || rnd(5) == 0 ? NONE : rnd(GROUPS);
+        }
+        ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+        dominators_retained(n, idom, order, reached, shallow, ret);
+        struct domtree dt;
+        ck_assert_int_eq(domtree_build(&dt, n, idom, ret), 0);
+        ck_assert_int_eq(domtree_group_retained(&dt, ret, group, GROUPS, out), 0);
+        memset(held, 0, sizeof held);
+        reach_without(&t, NONE, all, stack);
+        for (uint32_t v = 1; v < n; v++) {
+            if (!all[v] || group[v] == NONE)
+                continue;
+            reach_without(&t, v, without, stack);
+            for (uint32_t x = 0; x < n; x++)
+                held[group[v]][x] |= all[x] && !without[x];
+        }
+        for (uint32_t g = 0; g < GROUPS; g++) {
+            uint64_t want = 0;
+            for (uint32_t x = 0; x < n; x++)
+                want += held[g][x] ? shallow[x] : 0;
+            ck_assert_uint_eq(out[g], want);
+        }
+        domtree_free(&dt);
+        graph_free(&t);
+    }
+}
+END_TEST
+
+START_TEST(test_group_retained_deep)
+{
+    /* a 2-million-long chain, alternating two groups below a third: the walk's stack grows */
+    const uint32_t n = 2000000;
+    uint32_t *edges = malloc(2 * (size_t)n * sizeof *edges);
+    uint32_t *idom = malloc((size_t)n * sizeof *idom), *order = malloc((size_t)n * sizeof *order);
+    uint32_t *group = malloc((size_t)n * sizeof *group);
+    uint64_t *shallow = malloc((size_t)n * sizeof *shallow), *ret = malloc((size_t)n * sizeof *ret);
+    ck_assert(edges && idom && order && group && shallow && ret);
+    for (uint32_t v = 0; v + 1 < n; v++) {
+        edges[2 * v] = v;
+        edges[2 * v + 1] = v + 1;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        shallow[v] = 1;
+        group[v] = v == 0 ? NONE : v == 1 ? 2 : v % 2;
+    }
+    struct test_graph t;
+    graph_make(&t, n, (const uint32_t(*)[2])edges, n - 1);
+    uint32_t reached;
+    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
+    dominators_retained(n, idom, order, reached, shallow, ret);
+    struct domtree dt;
+    ck_assert_int_eq(domtree_build(&dt, n, idom, ret), 0);
+    uint64_t out[3];
+    ck_assert_int_eq(domtree_group_retained(&dt, ret, group, 3, out), 0);
+    /* group 2 is node 1, which holds all but the root; 0 first appears at node 2, 1 at 3 */
+    ck_assert_uint_eq(out[2], n - 1);
+    ck_assert_uint_eq(out[0], n - 2);
+    ck_assert_uint_eq(out[1], n - 3);
+    domtree_free(&dt);
+    graph_free(&t);
+    free(edges);
+    free(idom);
+    free(order);
+    free(group);
+    free(shallow);
+    free(ret);
+}
+END_TEST
+
 /* A leak: root -> holder (1) -> list (2) -> array (3) -> 100 elements (10..109), and a
  * smaller neighbour (4 -> 5) beside the holder; element 10 is also referenced by node 4. */
 START_TEST(test_accumulation_point)
@@ -592,6 +677,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_random_medium);
         tcase_add_test(tc, test_domtree_random);
         tcase_add_test(tc, test_domtree_big_list);
+        tcase_add_test(tc, test_group_retained);
+        tcase_add_test(tc, test_group_retained_deep);
         tcase_add_test(tc, test_accumulation_point);
         tcase_add_test(tc, test_accumulation_ties_and_zeros);
     }

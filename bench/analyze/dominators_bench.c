@@ -2,16 +2,18 @@
  * shaped like heaps, and prints the peak RSS after each phase (doc/heap-analysis.md,
  * "Algorithms", says how the figures there were taken).
  *
- *   dominators-bench heap NODES [SEED]   a heap-like graph (below)
+ *   dominators-bench heap NODES [SEED [FAR]]   a heap-like graph (below), FAR = 0.15 unless given
  *   dominators-bench chain NODES         0 -> 1 -> ... -> NODES - 1
+ *   DOMINATORS_BENCH_NOHUGE=1 in the environment: no huge pages asked for the graph and the
+ *   arrays the caller owns (dominators_compute still asks for its own).
  *
  * The heap-like graph: nodes 1..1000 are GC roots (children of the virtual root 0); every other
- * node v has one referrer p < v (the tree), 85 % of the time close before it (v - 1 - a geometric
- * number of mean 8, as objects allocated together lie together) and 15 % anywhere before; then
- * each node has 0-3 more references (mean 1.45): 55 % to one of 20,000 popular objects (skewed
- * towards the first), 30 % to a node within 1,000 of it either way, 15 % to any node (sharing
- * across subtrees, cycles). About 2.45 edges per node. Everything is a hash of the node index, so
- * the CSR is built in place with no temporary edge list. */
+ * node v has one referrer p < v (the tree), 1 - FAR of the time close before it (v - 1 - a
+ * geometric number of mean 8, as objects allocated together lie together), else anywhere before;
+ * then each node has 0-3 more references (mean 1.45): 55 % to one of 20,000 popular objects
+ * (skewed towards the first), 45 % - FAR to a node within 1,000 of it either way, FAR to any node
+ * (sharing across subtrees, cycles). About 2.45 edges per node. Everything is a hash of the node
+ * index, so the CSR is built in place with no temporary edge list. */
 #include "dominators.h"
 #include "domtree.h"
 
@@ -23,6 +25,9 @@
 #include <time.h>
 
 static uint64_t seed = 1;
+/* huge pages for the graph and the arrays around it too, as the loader should (see "nohuge") */
+static int huge = 1;
+static double far = 0.15;
 
 static uint64_t mix(uint64_t x)
 {
@@ -44,7 +49,7 @@ static uint32_t referrer(uint32_t v)
 {
     if (v <= ROOTS)
         return 0;
-    if (draw(v, 0) < 0.15)
+    if (draw(v, 0) < far)
         return (uint32_t)(draw(v, 1) * v);
     uint32_t back = (uint32_t)(-log(1.0 - draw(v, 1)) * 8.0);
     return back >= v ? 0 : v - 1 - back;
@@ -61,7 +66,7 @@ static uint32_t extra_target(uint32_t v, uint32_t k, uint32_t n)
     double u = draw(v, 3 + 2 * k), x = draw(v, 4 + 2 * k);
     if (u < 0.55)
         return 1 + ROOTS + (uint32_t)(HUBS * x * x * x) % (n - 1 - ROOTS);
-    if (u < 0.85) {
+    if (u < 1.0 - far) {
         int64_t t = (int64_t)v - 1000 + (int64_t)(x * 2001);
         return t < 1 ? 1 : t >= n ? n - 1 : (uint32_t)t;
     }
@@ -105,9 +110,10 @@ static void *xmalloc(size_t size)
 
 static void make_heap(uint32_t n, uint64_t **offp, uint32_t **adjp)
 {
-    uint64_t *off = calloc((size_t)n + 1, sizeof *off);
-    if (!off)
-        exit(1);
+    uint64_t *off = xmalloc(((size_t)n + 1) * sizeof *off);
+    if (huge)
+        dominators_advise_huge(off, ((size_t)n + 1) * sizeof *off);
+    memset(off, 0, ((size_t)n + 1) * sizeof *off);
     for (uint32_t v = 1; v < n; v++) {
         off[referrer(v)]++;
         off[v] += extras(v);
@@ -119,6 +125,8 @@ static void make_heap(uint32_t n, uint64_t **offp, uint32_t **adjp)
     }
     off[n] = total;
     uint32_t *adj = xmalloc(total * sizeof *adj);
+    if (huge)
+        dominators_advise_huge(adj, total * sizeof *adj);
     /* filled from the ends of the ranges: extras first (they end up last), then children */
     for (uint32_t v = n; v-- > 1;)
         for (uint32_t k = extras(v); k-- > 0;)
@@ -155,6 +163,13 @@ int main(int argc, char **argv)
     }
     if (argc > 3)
         seed = strtoull(argv[3], NULL, 10);
+    if (argc > 4)
+        far = strtod(argv[4], NULL);
+    if (!(far >= 0 && far <= 0.45)) {
+        fprintf(stderr, "dominators-bench: FAR must be between 0 and 0.45\n");
+        return 2;
+    }
+    huge = getenv("DOMINATORS_BENCH_NOHUGE") == NULL;
     uint64_t *off;
     uint32_t *adj;
     double t0 = now();
@@ -171,6 +186,10 @@ int main(int argc, char **argv)
     uint32_t *idom = xmalloc((size_t)n * sizeof *idom), *order = xmalloc((size_t)n * sizeof *order);
     uint64_t *shallow = xmalloc((size_t)n * sizeof *shallow);
     uint64_t *ret = xmalloc((size_t)n * sizeof *ret);
+    if (huge) {
+        dominators_advise_huge(shallow, (size_t)n * sizeof *shallow);
+        dominators_advise_huge(ret, (size_t)n * sizeof *ret);
+    }
     for (uint32_t v = 0; v < n; v++)
         shallow[v] = v == 0 ? 0 : 16 + 8 * (mix(v) % 8);
     /* touch the outputs now so the peaks below show the algorithms' own memory */

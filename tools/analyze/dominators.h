@@ -9,6 +9,7 @@
 #ifndef HPROF_DOMINATORS_H
 #define HPROF_DOMINATORS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* node i's successors: adj[off[i]..off[i+1]); node 0 is the virtual root */
@@ -30,5 +31,12 @@ int dominators_compute(const struct csr_graph *g, uint32_t *idom, uint32_t *orde
  * unreachable); needs the preorder from dominators_compute (order, reached). */
 void dominators_retained(uint32_t n, const uint32_t *idom, const uint32_t *order, uint32_t reached,
                          const uint64_t *shallow, uint64_t *retained);
+
+/* Asks for transparent huge pages (2 MiB) over [p, p + bytes) when it spans at least 4 MiB: the
+ * algorithms here are bound by random accesses, which then miss the TLB far less (on the 2-core
+ * machine: 325 -> 180 ns per dependent access in a 120 MB array). Best called before the memory is
+ * first touched; dominators_compute does it for its own arrays and for idom and order_out, the
+ * caller may do it for the graph. No effect where the kernel does not support it. */
+void dominators_advise_huge(void *p, size_t bytes);
 
 #endif

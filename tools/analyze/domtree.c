@@ -2,11 +2,12 @@
  * Lists of up to SMALL_LIST children (nearly all of them in a heap) are insertion-sorted in
  * place; longer ones are sorted as (retained, node) pairs in a scratch array, so the comparisons
  * read consecutive memory rather than retained[] at random: heap sort up to BIG_LIST, a stable
- * radix sort on 16-bit digits above (the root's list can hold millions of children, where the
- * heap sort's scattered accesses take seconds). */
+ * radix sort on 16-bit digits of node indexes above (the root's list can hold millions of
+ * children, where the heap sort's scattered accesses took seconds). */
 #include "domtree.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define NONE UINT32_MAX
 #define SMALL_LIST 16
@@ -68,22 +69,24 @@ static void heap_sort(uint32_t *list, uint64_t k, const uint64_t *retained, stru
 }
 
 /* Stable LSD radix sort of list (k > BIG_LIST entries, in ascending node order) by retained size
- * descending: sorting ~retained ascending keeps equal sizes in ascending node order. Digits
- * that all keys share are skipped (sizes rarely use more than 32 bits). tmp holds 2 k. */
-static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, struct keyed *tmp)
+ * descending: sorting ~retained ascending keeps equal sizes in ascending node order. Only node
+ * indexes move (tmp holds k of them); each pass reads retained[] at random, but those reads do
+ * not depend on each other, so they overlap. Digits that all keys share are skipped (sizes rarely
+ * use more than 32 bits). */
+static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, uint32_t *tmp)
 {
     uint32_t(*count)[65536] = calloc(4, sizeof *count);
     if (!count)
         return -1;
-    struct keyed *src = tmp, *dst = tmp + k;
     for (uint64_t i = 0; i < k; i++) {
         uint64_t key = ~retained[list[i]];
-        src[i] = (struct keyed){key, list[i]};
         for (int d = 0; d < 4; d++)
             count[d][key >> (16 * d) & 0xffff]++;
     }
+    uint32_t *src = list, *dst = tmp;
+    uint64_t first = ~retained[list[0]];
     for (int d = 0; d < 4; d++) {
-        if (count[d][src[0].key >> (16 * d) & 0xffff] == k)
+        if (count[d][first >> (16 * d) & 0xffff] == k)
             continue;
         uint32_t sum = 0;
         for (uint32_t b = 0; b < 65536; b++) {
@@ -92,13 +95,13 @@ static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, stru
             sum += c;
         }
         for (uint64_t i = 0; i < k; i++)
-            dst[count[d][src[i].key >> (16 * d) & 0xffff]++] = src[i];
-        struct keyed *swap = src;
+            dst[count[d][~retained[src[i]] >> (16 * d) & 0xffff]++] = src[i];
+        uint32_t *swap = src;
         src = dst;
         dst = swap;
     }
-    for (uint64_t i = 0; i < k; i++)
-        list[i] = src[i].node;
+    if (src != list)
+        memcpy(list, src, k * sizeof *list);
     free(count);
     return 0;
 }
@@ -123,8 +126,11 @@ int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uin
     }
     off[n] = total;
     uint32_t *child = malloc((total ? total : 1) * sizeof *child);
-    uint64_t scratch = largest > BIG_LIST ? 2 * largest : largest > SMALL_LIST ? largest : 0;
-    struct keyed *tmp = scratch ? malloc(scratch * sizeof *tmp) : NULL;
+    /* scratch: pairs for the heap sort, node indexes for the radix sort */
+    size_t scratch = largest > BIG_LIST     ? largest * sizeof(uint32_t)
+                     : largest > SMALL_LIST ? largest * sizeof(struct keyed)
+                                            : 0;
+    void *tmp = scratch ? malloc(scratch) : NULL;
     if (!child || (scratch && !tmp))
         goto fail;
     for (uint32_t v = n; v-- > 1;)
@@ -169,4 +175,63 @@ uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *ret
         v = c;
     }
     return v;
+}
+
+/* path of the walk below: the node at each level and the next of its children to visit */
+struct walk_level {
+    uint32_t node;
+    uint64_t next;
+};
+
+int domtree_group_retained(const struct domtree *t, const uint64_t *retained, const uint32_t *group,
+                           uint32_t groups, uint64_t *out)
+{
+    uint32_t *open = calloc(groups ? groups : 1, sizeof *open);
+    size_t cap = 1024, depth = 0;
+    struct walk_level *path = malloc(cap * sizeof *path);
+    if (!open || !path) {
+        free(open);
+        free(path);
+        return -1;
+    }
+    for (uint32_t g = 0; g < groups; g++)
+        out[g] = 0;
+    if (t->n == 0)
+        goto done;
+    /* open[g] = how many nodes of group g are on the path: a node counts when it is the first */
+    uint32_t v = 0;
+    for (;;) {
+        /* enter v */
+        uint32_t g = group[v];
+        if (g != NONE && open[g]++ == 0)
+            out[g] += retained[v];
+        if (depth == cap) {
+            struct walk_level *bigger = realloc(path, 2 * cap * sizeof *path);
+            if (!bigger) {
+                free(open);
+                free(path);
+                return -1;
+            }
+            path = bigger;
+            cap *= 2;
+        }
+        path[depth++] = (struct walk_level){v, t->child_off[v]};
+        /* next node to enter: the next child of the deepest node that has one left */
+        for (;;) {
+            struct walk_level *top = &path[depth - 1];
+            if (top->next < t->child_off[top->node + 1]) {
+                v = t->child[top->next++];
+                break;
+            }
+            uint32_t gl = group[top->node];
+            if (gl != NONE)
+                open[gl]--;
+            if (--depth == 0)
+                goto done;
+        }
+    }
+done:
+    free(open);
+    free(path);
+    return 0;
 }

@@ -18,8 +18,8 @@ struct domtree {
 
 /* Builds t from idom (UINT32_MAX: unreachable) and retained. Returns 0, or -1 on out of memory
  * (t is then empty and domtree_free may still be called). Keeps 8 bytes per node and 4 per
- * reachable node; while sorting, also 16 bytes per child of the node with most children (32
- * when it has more than 65,536) and 1 MiB. */
+ * reachable node; while sorting, also 16 bytes per child of the node with most children (4 when
+ * it has more than 65,536) and 1 MiB. */
 int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained);
 void domtree_free(struct domtree *t);
 
@@ -35,5 +35,15 @@ static inline uint32_t domtree_children(const struct domtree *t, uint32_t v, con
  * last node reached (v itself if no child qualifies, or if v retains nothing). */
 uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *retained, uint32_t v,
                                     double share);
+
+/* Retained sizes of groups of nodes (the instances of each class, say): out[g] = the sum of
+ * retained[v] over the nodes v with group[v] == g that no other node of group g dominates, i.e.
+ * what the members keep alive each on their own, counted once. It is a lower bound of what
+ * freeing the whole group would free: objects that only two members hold together are not
+ * counted. group[v] = UINT32_MAX puts v in no group; out has `groups` entries. Walks the tree
+ * with an explicit stack (16 bytes per level of the deepest path) and 4 bytes per group.
+ * Returns 0, or -1 on out of memory. */
+int domtree_group_retained(const struct domtree *t, const uint64_t *retained, const uint32_t *group,
+                           uint32_t groups, uint64_t *out);
 
 #endif
