@@ -32,65 +32,27 @@ static void sort_kids(uint32_t *k, uint32_t n, const uint64_t *ret)
     }
 }
 
-/*
- * Class retained sizes: walk the dominator tree depth-first (iteratively) counting, per class,
- * how many of the current node's ancestors are of that class; a node adds its retained size to
- * its class only when none is, so nested instances are not counted twice.
- */
+/* Class totals: counts and shallow bytes of the reachable instances; the retained size of
+ * the instances no other instance of the class dominates (domtree_group_retained), so nested
+ * instances are not counted twice. */
 static int class_totals(struct heap_analysis *a)
 {
     const struct heap_graph *g = a->g;
     a->classes = calloc(g->nclasses, sizeof *a->classes);
-    uint32_t *active = calloc(g->nclasses, sizeof *active);
-    size_t cap = 1024; /* the tree's depth: grows for deep trees (long linked lists) */
-    uint32_t *stack = malloc(cap * sizeof *stack);
-    uint64_t *next = malloc(cap * sizeof *next);
-    const uint64_t *off = a->tree.child_off;
-    if (!a->classes || !active || !stack || !next) {
-        free(active);
-        free(stack);
-        free(next);
+    uint64_t *ret = calloc(g->nclasses, sizeof *ret);
+    if (!a->classes || !ret ||
+        domtree_group_retained(&a->tree, a->retained, g->cls, g->nclasses, ret) < 0) {
+        free(ret);
         return -1;
     }
-    size_t sp = 0;
-    stack[sp] = 0;
-    next[sp++] = off[0];
-    while (sp) {
-        uint32_t v = stack[sp - 1];
-        if (next[sp - 1] < off[v + 1]) {
-            uint32_t c = a->tree.child[next[sp - 1]++], k = g->cls[c];
-            if (k != HG_NONE) {
-                if (active[k]++ == 0)
-                    a->classes[k].retained += a->retained[c];
-                a->classes[k].count++;
-                a->classes[k].shallow += heap_graph_shallow(g, c);
-            }
-            if (sp == cap) {
-                uint32_t *s2 = realloc(stack, 2 * cap * sizeof *s2);
-                if (s2)
-                    stack = s2;
-                uint64_t *n2 = s2 ? realloc(next, 2 * cap * sizeof *n2) : NULL;
-                if (n2)
-                    next = n2;
-                if (!s2 || !n2) {
-                    free(active);
-                    free(stack);
-                    free(next);
-                    return -1;
-                }
-                cap *= 2;
-            }
-            stack[sp] = c;
-            next[sp++] = off[c];
-        } else {
-            if (g->cls[v] != HG_NONE)
-                active[g->cls[v]]--;
-            sp--;
+    for (uint32_t v = g->first_obj; v < g->n; v++)
+        if (a->idom[v] != HG_NONE && g->cls[v] != HG_NONE) {
+            a->classes[g->cls[v]].count++;
+            a->classes[g->cls[v]].shallow += heap_graph_shallow(g, v);
         }
-    }
-    free(active);
-    free(stack);
-    free(next);
+    for (uint32_t k = 0; k < g->nclasses; k++)
+        a->classes[k].retained = ret[k];
+    free(ret);
     return 0;
 }
 
