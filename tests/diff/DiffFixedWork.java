@@ -10,6 +10,11 @@
  * base is 550 50 50 (alpha 55% of the CPU, gamma and each other method 5%); a changed build
  * gives alpha 25% more units (688), or gamma twice as many (100), or every method 15% more
  * (633 58 58: a machine that is uniformly slower).
+ *
+ * The methods run in a shuffled order each round (the same order in every run): a sampler
+ * whose timer ticks at a steady period would otherwise meet the rounds, which also have a
+ * steady period, at the same few places in them, and its samples would follow that beat, not
+ * the time each method takes.
  */
 public class DiffFixedWork {
     static volatile long sink;
@@ -44,14 +49,35 @@ public class DiffFixedWork {
 
     static long o8(int units) { return spin(units, 53); }
 
+    static long call(int method, int a, int g, int o) {
+        switch (method) {
+        case 0: return alpha(a);
+        case 1: return gamma(g);
+        case 2: return o1(o);
+        case 3: return o2(o);
+        case 4: return o3(o);
+        case 5: return o4(o);
+        case 6: return o5(o);
+        case 7: return o6(o);
+        case 8: return o7(o);
+        default: return o8(o);
+        }
+    }
+
     public static void main(String[] args) {
         int rounds = Integer.parseInt(args[0]);
         int a = Integer.parseInt(args[1]), g = Integer.parseInt(args[2]);
         int o = Integer.parseInt(args[3]);
+        int[] order = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+        java.util.Random random = new java.util.Random(42);
         for (int r = 0; r < rounds; r++) {
-            sink += alpha(a);
-            sink += gamma(g);
-            sink += o1(o) + o2(o) + o3(o) + o4(o) + o5(o) + o6(o) + o7(o) + o8(o);
+            for (int i = order.length - 1; i > 0; i--) {
+                int j = random.nextInt(i + 1), t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            for (int m : order)
+                sink += call(m, a, g, o);
         }
         System.out.println("rounds " + rounds);
     }

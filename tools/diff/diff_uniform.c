@@ -14,13 +14,15 @@
  *  1. voters: entries holding at least min-share of the total in either run (and, for tested
  *     counts, at least 10 counts in both runs together); fewer than two: no factor;
  *  2. the median of their ratios (new over base; the geometric mean of the middle two);
- *  3. an entry shares it when its ratio is nearer (in log) to the median than to 1 (no
- *     change) and does not differ from it past the thresholds (--growth and --z);
+ *  3. an entry shares it when it does not differ from it past the thresholds (--growth and
+ *     --z) and, with fewer than five voters (a median of so few is no better than its
+ *     entries), when its ratio is also nearer (in log) to the median than to 1 (no change);
  *  4. those that share it must agree with each other too: one that differs from the pooled
  *     rest of them past the thresholds is dropped (with two voters, a change of one of them
  *     drops both, and nothing changed is what is left to believe);
  *  5. accepted if at least two entries, more than half of the voters, are left; the factor is
- *     their pooled ratio (sum of new over sum of base).
+ *     the median of their ratios (not their pooled ratio, which the dominant entry would
+ *     steer), and its z that of their pooled counts against no change.
  */
 #include "diff.h"
 
@@ -151,7 +153,7 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
     for (size_t j = 0; j < nv; j++) {
         const struct diff_entry *e = &t->e[vote[j]];
         double l = log(ratio_of((double)e->base[m], (double)e->new_[m], c));
-        share[j] = fabs(l - lm) < fabs(l) &&
+        share[j] = (nv >= 5 || fabs(l - lm) < fabs(l)) &&
                    !differs(t, m, (double)e->base[m], (double)e->new_[m], u->median);
         if (share[j]) {
             sa += (double)e->base[m];
@@ -168,12 +170,17 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
     }
     unsigned n = 0;
     sa = sb = 0;
+    double *kept = diff_xmalloc(nv * sizeof *kept);
     for (size_t j = 0; j < nv; j++)
         if (share[j] && !drop[j]) {
-            n++;
-            sa += (double)t->e[vote[j]].base[m];
-            sb += (double)t->e[vote[j]].new_[m];
+            const struct diff_entry *e = &t->e[vote[j]];
+            kept[n++] = ratio_of((double)e->base[m], (double)e->new_[m], c);
+            sa += (double)e->base[m];
+            sb += (double)e->new_[m];
         }
+    qsort(kept, n, sizeof *kept, cmp_double);
+    double factor = n == 0 ? 1 : n % 2 ? kept[n / 2] : sqrt(kept[n / 2 - 1] * kept[n / 2]);
+    free(kept);
     free(share);
     free(drop);
     u->agreeing = n;
@@ -181,7 +188,7 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
     if (n < 2 || 2 * n <= nv || !(sa > 0))
         goto out;
     u->accepted = true;
-    u->factor = sb * c / sa;
+    u->factor = factor;
     u->z = pooled_z(t, m, sa, sb, 1);
     u->finding =
         fabs(u->factor - 1) >= t->th.growth - 1e-9 && (t->th.z <= 0 || fabs(u->z) >= t->th.z);
