@@ -21,7 +21,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/diff_noise.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 "$jhome/bin/javac" -d "$tmp/cls" "$src/tests/diff/DiffFixedWork.java"
 run() {
-    "$jhome/bin/java" "-agentpath:$build/agent/libhprof.so=cpu=samples,interval=$interval,verbose=n,file=$1" \
+    "$jhome/bin/java" -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,DiffFixedWork::spin \
+        "-agentpath:$build/agent/libhprof.so=cpu=samples,interval=$interval,verbose=n,file=$1" \
         -cp "$tmp/cls" DiffFixedWork "$rounds" 550 50 50 >/dev/null
 }
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"

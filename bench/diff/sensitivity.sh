@@ -23,7 +23,8 @@ hog=
 trap '[ -n "$hog" ] && kill "$hog"; rm -rf "$tmp"' EXIT INT TERM
 "$jhome/bin/javac" -d "$tmp/cls" "$src/tests/diff/DiffFixedWork.java"
 run() { # FILE INTERVAL ROUNDS A G O
-    "$jhome/bin/java" "-agentpath:$build/agent/libhprof.so=cpu=samples,interval=$2,verbose=n,file=$1" \
+    "$jhome/bin/java" -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,DiffFixedWork::spin \
+        "-agentpath:$build/agent/libhprof.so=cpu=samples,interval=$2,verbose=n,file=$1" \
         -cp "$tmp/cls" DiffFixedWork "$3" "$4" "$5" "$6" >/dev/null
 }
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -333,9 +333,9 @@ static void explain_by_stacks(struct diff_table *t, const bool *chosen)
                             : rest.new_[m] ? HUGE_VAL
                                            : 1;
             int alone = count_change(t, &rest, m, 1, diff_factor_z(t, &rest, m, 1));
-            int beyond = u->accepted ? count_change(t, &rest, m, u->factor,
-                                                    diff_factor_z(t, &rest, m, u->factor))
-                                     : alone;
+            int beyond = u->finding ? count_change(t, &rest, m, u->factor,
+                                                   diff_factor_z(t, &rest, m, u->factor))
+                                    : alone;
             if (alone > 0 && beyond > 0)
                 still |= 1u << m;
         }
@@ -388,7 +388,7 @@ size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
         for (unsigned m = 0; m < nm; m++) {
             const struct diff_uniform *u = &t->uniform[m];
             e->z_count[m] = diff_factor_z(t, e, m, 1);
-            e->z_uniform[m] = u->accepted ? diff_factor_z(t, e, m, u->factor) : e->z_count[m];
+            e->z_uniform[m] = u->finding ? diff_factor_z(t, e, m, u->factor) : e->z_count[m];
             if (!chosen[i] || !(t->judge & (1u << m)))
                 continue;
             if (e->base_share[m] < th->min_share && e->new_share[m] < th->min_share)
@@ -407,7 +407,9 @@ size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
             /* a change of its own: past the thresholds against no change and against the
              * factor of the whole run */
             int alone = count_change(t, e, m, 1, e->z_count[m]);
-            int beyond = u->accepted ? count_change(t, e, m, u->factor, e->z_uniform[m]) : alone;
+            /* the run's factor is the baseline only when it is a finding: a factor within the
+             * thresholds is noise, and judging against it would hide a real change */
+            int beyond = u->finding ? count_change(t, e, m, u->factor, e->z_uniform[m]) : alone;
             if (alone > 0 && beyond > 0)
                 e->flagged |= 1u << m;
             else if (alone < 0 && beyond < 0)

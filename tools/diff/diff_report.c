@@ -82,7 +82,7 @@ static void change_text(const struct diff_table *t, const struct diff_entry *e, 
         snprintf(tail, sizeof tail, "%s", e->new_[m] ? "new" : "0");
     if (t->sampled && isfinite(e->z[m]))
         snprintf(buf, cap, "%s (%s, z %.1f)", head, tail, e->z[m]);
-    else if (tested && t->uniform[m].accepted)
+    else if (tested && t->uniform[m].finding)
         snprintf(buf, cap, "%s (%s, z %.1f; x%.2f of the run's, z %.1f)", head, tail, e->z_count[m],
                  e->ratio[m] / t->uniform[m].factor, e->z_uniform[m]);
     else if (tested)
