@@ -16,9 +16,9 @@ flag = [e["key"].split(";")[-2] if e["group"] == "stack" else e["key"]
 line = "%s, %d regressions, samples %d/%d, max |z| %.1f" % (
     sys.argv[2], d["regressions"], c["base_total"][0], c["new_total"][0], zmax)
 if u:
-    line += ", uniform %s x%.3f (%d of %d, dispersion %.1f)" % (
+    line += ", uniform %s x%.3f (%d of %d, scatter %.0f)" % (
         "FINDING" if u["finding"] else "accepted" if u["accepted"] else "none",
-        u["factor"], u["agreeing"], u["informative"], u["dispersion"])
+        u["factor"], u["agreeing"], u["informative"], u["scatter"])
 if flag:
     line += ", flagged stacks through: " + " ".join(flag)
 print(line)

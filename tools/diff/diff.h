@@ -61,7 +61,8 @@ struct diff_uniform {
     double z;             /* of the sharing entries' pooled change against no change */
     unsigned informative; /* entries of the partition group that vote */
     unsigned agreeing;    /* ... and those that share the factor */
-    double dispersion;    /* the entries' spread over Poisson's (>= 1); z are divided by its root */
+    double scatter;       /* sd of an entry's change beyond Poisson's, in counts (0: none) */
+    bool spread_known;    /* at least five voters: the scatter was estimated */
 };
 
 struct diff_entry {

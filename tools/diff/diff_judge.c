@@ -374,7 +374,7 @@ size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
     bool uniform = t->mode == DM_COUNT && t->kind != DK_HEAP;
     for (unsigned m = 0; m < nm; m++) {
         memset(&t->uniform[m], 0, sizeof t->uniform[m]);
-        t->uniform[m].factor = t->uniform[m].median = t->uniform[m].dispersion = 1;
+        t->uniform[m].factor = t->uniform[m].median = 1;
         if (uniform && (t->judge & (1u << m)))
             diff_uniform_estimate(t, m, chosen);
         if (t->uniform[m].fails)

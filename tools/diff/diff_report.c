@@ -198,9 +198,12 @@ static void uniform_text(FILE *o, const struct diff_table *t, unsigned m)
         fprintf(o, "no factor shared by most %s (%u of %u agree)", partition_name(t), u->agreeing,
                 u->informative);
     fprintf(o, "; median ratio %.3f, each of the %s one vote", u->median, partition_name(t));
-    if (u->dispersion > 1)
-        fprintf(o, "; the entries scatter %.1fx as much as Poisson counts: z divided by %.2f",
-                u->dispersion, sqrt(u->dispersion));
+    if (u->scatter > 0)
+        fprintf(o, "; the entries' changes scatter by +-%.0f beyond Poisson's (taken into z)",
+                u->scatter);
+    if (diff_measure_model(t->kind, m) == DMM_MEASURED && !u->spread_known)
+        fprintf(o, "; fewer than five %s: measured times judged by the thresholds alone, no test",
+                partition_name(t));
     if (u->finding)
         fprintf(o, "; %s",
                 u->fails                   ? "past uniform-growth: it fails the build"
@@ -517,8 +520,8 @@ void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
             json_num(o, u->median);
             fprintf(o, ",\"z\":");
             json_num(o, u->z);
-            fprintf(o, ",\"dispersion\":");
-            json_num(o, u->dispersion);
+            fprintf(o, ",\"scatter\":");
+            json_num(o, u->scatter);
             fputc('}', o);
             first = false;
         }

@@ -8,8 +8,14 @@
  * sites, the monitors: groups whose counts add up to the total) is one vote whatever its count,
  * and the factor is accepted only when a strict majority of the voters share it:
  *
- * Tested counts (samples, measured ms) are judged against Poisson's spread, or the entries'
- * own when they scatter more (their dispersion, from at least five voters).
+ * Tested counts are judged against Poisson's spread plus the entries' own scatter, estimated
+ * from at least five voters: a sampling profiler moves samples between neighbouring stacks,
+ * by a number that depends little on the entries' sizes (a few percent of a big entry, tens
+ * of percent of a small one), so the scatter is an added variance, the same for every entry:
+ * the median over the voters of d^2 / 0.455 minus Poisson's variance, d an entry's change
+ * around the median ratio (0.455 is the median of chi-square with one degree of freedom).
+ * Measured times without five voters have no estimate of their spread, and are judged by the
+ * thresholds alone (Poisson's spread is not a model of a clock).
  *
  *  1. voters: entries holding at least min-share of the total in either run (and, for tested
  *     counts, at least 10 counts in both runs together); fewer than two: no factor;
@@ -74,17 +80,27 @@ static double ratio_of(double a, double b, double c)
     return a > 0 ? b * c / a : b > 0 ? HUGE_VAL : 1;
 }
 
-static double pooled_z(const struct diff_table *t, unsigned m, double a, double b, double f)
+/* The z of b given a + b against the ratio f (new over base), k entries' scatter added: the
+ * exact binomial z, shrunk by the share of the variance Poisson's is when there is scatter. */
+static double pooled_z(const struct diff_table *t, unsigned m, double a, double b, double f,
+                       double k)
 {
     double c = scale(t);
-    if (diff_measure_model(t->kind, m) == DMM_EXACT)
+    enum diff_model model = diff_measure_model(t->kind, m);
+    if (model == DMM_EXACT || (model == DMM_MEASURED && !t->uniform[m].spread_known))
         return b * c > a * f ? DIFF_Z_MAX : b * c < a * f ? -DIFF_Z_MAX : 0;
-    return diff_count_z((uint64_t)a, (uint64_t)b, f / (f + c)) / sqrt(t->uniform[m].dispersion);
+    double p = f / (f + c), z = diff_count_z((uint64_t)a, (uint64_t)b, p);
+    double s = t->uniform[m].scatter, v = (a + b) * p * (1 - p);
+    /* d = b - p(a + b) is (1 - p) times the change b - (f / c) a */
+    double extra = k * s * s * (1 - p) * (1 - p);
+    if (extra > 0 && v > 0)
+        z *= sqrt(v / (v + extra));
+    return z;
 }
 
 double diff_factor_z(const struct diff_table *t, const struct diff_entry *e, unsigned m, double f)
 {
-    return pooled_z(t, m, (double)e->base[m], (double)e->new_[m], f);
+    return pooled_z(t, m, (double)e->base[m], (double)e->new_[m], f, 1);
 }
 
 /* past the thresholds: a relative change of at least --growth, and the z of --z */
@@ -93,7 +109,7 @@ static bool differs(const struct diff_table *t, unsigned m, double a, double b, 
     double r = ratio_of(a, b, scale(t)) / f;
     if (fabs(r - 1) < t->th.growth - 1e-9 && !(r > 1e300))
         return false;
-    return t->th.z <= 0 || fabs(pooled_z(t, m, a, b, f)) >= t->th.z;
+    return t->th.z <= 0 || fabs(pooled_z(t, m, a, b, f, 1)) >= t->th.z;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -107,7 +123,6 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
     struct diff_uniform *u = &t->uniform[m];
     memset(u, 0, sizeof *u);
     u->factor = u->median = 1;
-    u->dispersion = 1;
     enum diff_group g = partition_group(t->kind);
     bool tested = diff_measure_model(t->kind, m) != DMM_EXACT;
     double c = scale(t);
@@ -132,20 +147,19 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
     free(r);
     if (nv < 2 || !(u->median > 0) || !isfinite(u->median))
         goto out;
-    /* how much more the entries scatter around the median than Poisson counts would, from
-     * the median of their squared z (0.455 for Poisson): measured times, and samples that
-     * come in lumps (a late timer signal stands for several samples of one stack); with
-     * fewer than five voters the spread cannot be told from a change, and Poisson's is used */
+    /* the voters' scatter beyond Poisson's around the median (five voters at least) */
     if (tested && nv >= 5) {
-        double *z2 = diff_xmalloc(nv * sizeof *z2);
+        double p = u->median / (u->median + c), *x = diff_xmalloc(nv * sizeof *x);
         for (size_t j = 0; j < nv; j++) {
-            double z = diff_factor_z(t, &t->e[vote[j]], m, u->median);
-            z2[j] = z * z;
+            double a = (double)t->e[vote[j]].base[m], b = (double)t->e[vote[j]].new_[m];
+            double d = b - p * (a + b);
+            x[j] = d * d / 0.455 - (a + b) * p * (1 - p);
         }
-        qsort(z2, nv, sizeof *z2, cmp_double);
-        double med = nv % 2 ? z2[nv / 2] : (z2[nv / 2 - 1] + z2[nv / 2]) / 2;
-        u->dispersion = fmax(1, med / 0.455);
-        free(z2);
+        qsort(x, nv, sizeof *x, cmp_double);
+        double med = nv % 2 ? x[nv / 2] : (x[nv / 2 - 1] + x[nv / 2]) / 2;
+        u->scatter = med > 0 ? sqrt(med) / (1 - p) : 0;
+        u->spread_known = true;
+        free(x);
     }
     /* 3. the entries that share the median's factor */
     bool *share = diff_xmalloc(nv * sizeof *share);
@@ -189,7 +203,7 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
         goto out;
     u->accepted = true;
     u->factor = factor;
-    u->z = pooled_z(t, m, sa, sb, 1);
+    u->z = pooled_z(t, m, sa, sb, 1, n);
     u->finding =
         fabs(u->factor - 1) >= t->th.growth - 1e-9 && (t->th.z <= 0 || fabs(u->z) >= t->th.z);
     u->fails =
