@@ -201,9 +201,7 @@ static void uniform_text(FILE *o, const struct diff_table *t, unsigned m)
     if (u->scatter > 0)
         fprintf(o, "; the entries' changes scatter by +-%.0f beyond Poisson's (taken into z)",
                 u->scatter);
-    if (diff_measure_model(t->kind, m) == DMM_MEASURED && !u->spread_known)
-        fprintf(o, "; fewer than five %s: measured times judged by the thresholds alone, no test",
-                partition_name(t));
+
     if (u->finding)
         fprintf(o, "; %s",
                 u->fails                   ? "past uniform-growth: it fails the build"

@@ -14,8 +14,8 @@
  * of percent of a small one), so the scatter is an added variance, the same for every entry:
  * the median over the voters of d^2 / 0.455 minus Poisson's variance, d an entry's change
  * around the median ratio (0.455 is the median of chi-square with one degree of freedom).
- * Measured times without five voters have no estimate of their spread, and are judged by the
- * thresholds alone (Poisson's spread is not a model of a clock).
+ * Measured milliseconds are tested as counts of ms too: Poisson's spread is no model of a
+ * clock, but it is a floor that keeps a few ms of a small entry from failing a build.
  *
  *  1. voters: entries holding at least min-share of the total in either run (and, for tested
  *     counts, at least 10 counts in both runs together); fewer than two: no factor;
@@ -87,7 +87,7 @@ static double pooled_z(const struct diff_table *t, unsigned m, double a, double 
 {
     double c = scale(t);
     enum diff_model model = diff_measure_model(t->kind, m);
-    if (model == DMM_EXACT || (model == DMM_MEASURED && !t->uniform[m].spread_known))
+    if (model == DMM_EXACT)
         return b * c > a * f ? DIFF_Z_MAX : b * c < a * f ? -DIFF_Z_MAX : 0;
     double p = f / (f + c), z = diff_count_z((uint64_t)a, (uint64_t)b, p);
     double s = t->uniform[m].scatter, v = (a + b) * p * (1 - p);
