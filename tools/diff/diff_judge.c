@@ -293,8 +293,25 @@ static bool stack_holds(const struct diff_entry *s, const struct diff_entry *e)
     return false;
 }
 
+/* Whether stack s would cross on a judged measure (it is not chosen, so not judged). */
+static bool crossed(const struct diff_table *t, const struct diff_entry *s)
+{
+    for (unsigned m = 0; m < hprof_section_nmeasures(t->section); m++) {
+        const struct diff_uniform *u = &t->uniform[m];
+        if (!(t->judge & (1u << m)) ||
+            (s->base_share[m] < t->th.min_share && s->new_share[m] < t->th.min_share))
+            continue;
+        int alone = count_change(t, s, m, 1, s->z_count[m]);
+        int beyond = u->finding ? count_change(t, s, m, u->factor, s->z_uniform[m]) : alone;
+        if (alone > 0 && beyond > 0)
+            return true;
+    }
+    return false;
+}
+
 /* Count mode: a method's total (or self) that grew only through stacks flagged on their own
- * (main, whose child alpha got slower; spin, the leaf that alpha and beta share) is the same
+ * (main, whose child alpha got slower; spin, the leaf that alpha and beta share) or left out
+ * by --exclude is the same
  * regression seen from above or below: once those stacks are taken out, if what is left
  * holds at least min-share and no longer crosses, the entry is marked DV_GREW, not counted. */
 static void explain_by_stacks(struct diff_table *t, const bool *chosen)
@@ -308,7 +325,9 @@ static void explain_by_stacks(struct diff_table *t, const bool *chosen)
         bool any = false;
         for (size_t j = 0; j < t->n; j++) {
             const struct diff_entry *s = &t->e[j];
-            if (s->group != DG_STACK || !s->flagged || !chosen[j] || !stack_holds(s, e))
+            /* a stack left out by --exclude still explains its callers' growth */
+            if (s->group != DG_STACK || !(s->flagged || (!chosen[j] && crossed(t, s))) ||
+                !stack_holds(s, e))
                 continue;
             any = true;
             for (unsigned m = 0; m < nm; m++) {
