@@ -28,7 +28,8 @@
  *     drops both, and nothing changed is what is left to believe);
  *  5. accepted if at least two entries, more than half of the voters, are left; the factor is
  *     the median of their ratios (not their pooled ratio, which the dominant entry would
- *     steer), and its z that of their pooled counts against no change.
+ *     steer), and its z that of their pooled counts against no change (Poisson's alone:
+ *     what the scatter moves between entries stays in their sum).
  */
 #include "diff.h"
 
@@ -203,7 +204,9 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
         goto out;
     u->accepted = true;
     u->factor = factor;
-    u->z = pooled_z(t, m, sa, sb, 1, n);
+    /* no scatter for the pooled counts: samples moved between stacks stay in the sum (the
+     * total follows the CPU time the timers measured) */
+    u->z = pooled_z(t, m, sa, sb, 1, 0);
     u->finding =
         fabs(u->factor - 1) >= t->th.growth - 1e-9 && (t->th.z <= 0 || fabs(u->z) >= t->th.z);
     u->fails =
