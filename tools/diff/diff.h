@@ -58,7 +58,7 @@ struct diff_uniform {
     bool fails;           /* the finding is past uniform-growth: it fails the build */
     double factor;        /* new over base of the entries that share it; 1 when not accepted */
     double median;        /* the median of the informative entries' ratios (each one vote) */
-    double z;             /* of the sharing entries' pooled change against no change */
+    double z;             /* of the run's total change against no change */
     unsigned informative; /* entries of the partition group that vote */
     unsigned agreeing;    /* ... and those that share the factor */
     double scatter;       /* sd of an entry's change beyond Poisson's, in counts (0: none) */

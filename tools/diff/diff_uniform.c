@@ -28,8 +28,10 @@
  *     drops both, and nothing changed is what is left to believe);
  *  5. accepted if at least two entries, more than half of the voters, are left; the factor is
  *     the median of their ratios (not their pooled ratio, which the dominant entry would
- *     steer), and its z that of their pooled counts against no change (Poisson's alone:
- *     what the scatter moves between entries stays in their sum).
+ *     steer);
+ *  6. it is a finding when it is past --growth and the run's total changed the same way past
+ *     --growth and --z (Poisson's spread alone: what the scatter moves between entries stays
+ *     in the total).
  */
 #include "diff.h"
 
@@ -204,11 +206,15 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
         goto out;
     u->accepted = true;
     u->factor = factor;
-    /* no scatter for the pooled counts: samples moved between stacks stay in the sum (the
-     * total follows the CPU time the timers measured) */
-    u->z = pooled_z(t, m, sa, sb, 1, 0);
-    u->finding =
-        fabs(u->factor - 1) >= t->th.growth - 1e-9 && (t->th.z <= 0 || fabs(u->z) >= t->th.z);
+    /* a uniform change moves the total by the same factor: the total must have changed past
+     * the thresholds too, the same way (with Poisson's spread alone: samples a profiler moves
+     * between stacks stay in the total, which follows the CPU time the timers measured) */
+    double ta = (double)t->base_total[m], tb = (double)t->new_total[m];
+    double total = ratio_of(ta, tb, c);
+    u->z = pooled_z(t, m, ta, tb, 1, 0);
+    u->finding = fabs(u->factor - 1) >= t->th.growth - 1e-9 &&
+                 fabs(total - 1) >= t->th.growth - 1e-9 && (total > 1) == (u->factor > 1) &&
+                 (t->th.z <= 0 || fabs(u->z) >= t->th.z);
     u->fails =
         u->finding && t->th.uniform_growth >= 0 && u->factor - 1 >= t->th.uniform_growth - 1e-9;
 out:
