@@ -132,18 +132,18 @@ print("FINDING" if u["finding"] else "accepted" if u["accepted"] else "none", "%
 F='DiffFixedWork.main;DiffFixedWork.call'
 # about 6 s of CPU at interval=1: on this loaded machine the agent's timer signals carry about
 # five samples each (doc/tools.md), so the counts scatter about twice as much as Poisson's
-fw fbase 1 4000 550 50 50
-fw falpha 1 4000 688 50 50
+fw fbase 1 200 550 50 50
+fw falpha 1 200 688 50 50
 hd 1 --interval 1 "$tmp/fbase.txt" "$tmp/falpha.txt" &&
     check "cpu=samples: the dominant method (55%) doing 25% more work flagged, alone" \
 "stack $F;DiffFixedWork.alpha;DiffFixedWork.spin samples
 total DiffFixedWork.alpha samples"
-fw fgamma 1 4000 550 100 50
+fw fgamma 1 200 550 100 50
 hd 1 --interval 1 "$tmp/fbase.txt" "$tmp/fgamma.txt" &&
     check "cpu=samples: a method at 5% doing twice the work flagged, alone" \
 "stack $F;DiffFixedWork.gamma;DiffFixedWork.spin samples
 total DiffFixedWork.gamma samples"
-fw funif 1 4000 633 58 58
+fw funif 1 200 633 58 58
 if hd 0 --interval 1 "$tmp/fbase.txt" "$tmp/funif.txt"; then
     check "cpu=samples: every method 15% more work: no regression" ""
     u=$(uniform)
@@ -159,7 +159,7 @@ fi
 hogpid=
 sh -c 'while :; do :; done' &
 hogpid=$!
-fw fhog 1 4000 550 50 50
+fw fhog 1 200 550 50 50
 kill $hogpid
 hd 0 --interval 1 "$tmp/fbase.txt" "$tmp/fhog.txt" &&
     check "cpu=samples: beside a CPU hog: no regression (uniform $(uniform))" ""
@@ -170,9 +170,9 @@ hd 1 --base-interval 1 --new-interval 10 --normalize "$tmp/fbase.txt" "$tmp/falp
     ok "--normalize: 10x the CPU time of every entry is a regression"
 
 # ---- cpu=times (measured ms, exact calls) on the same fixed work; heap=sites on DiffWorkload ---
-"$java" $FW_JVM "-agentpath:$lib=cpu=times,file=$tmp/t1.txt" -cp "$tmp/fw" DiffFixedWork 1500 550 50 50 \
+"$java" $FW_JVM "-agentpath:$lib=cpu=times,file=$tmp/t1.txt" -cp "$tmp/fw" DiffFixedWork 75 550 50 50 \
     >"$tmp/t1.out" 2>&1 &&
-    "$java" $FW_JVM "-agentpath:$lib=cpu=times,file=$tmp/t2.txt" -cp "$tmp/fw" DiffFixedWork 1500 688 50 50 \
+    "$java" $FW_JVM "-agentpath:$lib=cpu=times,file=$tmp/t2.txt" -cp "$tmp/fw" DiffFixedWork 75 688 50 50 \
         >"$tmp/t2.out" 2>&1 || {
     cat "$tmp/t1.out" "$tmp/t2.out"
     bad "cpu=times runs failed"
@@ -241,8 +241,8 @@ fi
 # ---- noise ---------------------------------------------------------------------------------
 i=1
 while [ $i -le "${NOISE_PAIRS:-2}" ]; do
-    fw n$i.a 10 2000 550 50 50
-    fw n$i.b 10 2000 550 50 50
+    fw n$i.a 10 100 550 50 50
+    fw n$i.b 10 100 550 50 50
     hd 0 "$tmp/n$i.a.txt" "$tmp/n$i.b.txt" && ok "noise pair $i: nothing flagged"
     i=$((i + 1))
 done
@@ -348,7 +348,7 @@ GITHUB_STEP_SUMMARY= "$recipe" -a "$lib" -d "$diff" -j "$java" -p heap=sites -o 
     "$tmp/cls" "$tmp/cls" DiffWorkload sites 20000 100 >"$tmp/ci.out" 2>&1 &&
     ok "CI recipe: the same build passes" || bad "CI recipe, same build: $(cat "$tmp/ci.out")"
 "$recipe" -a "$lib" -d "$diff" -j "$java" -p cpu=samples,interval=1 -o "$tmp/ci4" "$tmp/fw" \
-    "$tmp/fw" DiffFixedWork 1000 550 50 50 >"$tmp/ci.out" 2>&1
+    "$tmp/fw" DiffFixedWork 50 550 50 50 >"$tmp/ci.out" 2>&1
 st=$?
 if [ $st != 2 ] && grep -q 'interval: base 1 ms, new 1 ms (given' "$tmp/ci4/diff.txt"; then
     ok "CI recipe: cpu=samples,interval=1 tells hprof-diff the interval (exit $st)"

@@ -8,11 +8,11 @@
 #
 #   bench/diff/noise.sh <build dir> [PAIRS] [ROUNDS] [INTERVAL] [extra hprof-diff options...]
 #
-# ROUNDS 2000 is about 3 s of CPU.
+# ROUNDS 100 is about 3 s of CPU.
 set -eu
 build=$(cd "$1" && pwd)
 pairs=${2:-20}
-rounds=${3:-2000}
+rounds=${3:-100}
 interval=${4:-10}
 [ $# -ge 4 ] && shift 4 || shift $#
 src=$(cd "$(dirname "$0")/../.." && pwd)

@@ -2,11 +2,11 @@
 # hprof-diff's sensitivity on real runs (doc/tools.md, "Sensitivity and noise"): PAIRS pairs
 # (default 5) of each case, base "550 50 50" of tests/diff/DiffFixedWork.java against:
 #
-#   dominant1   alpha (55% of the CPU) 25% more work, cpu=samples interval=1, 3000 rounds (~5 s)
-#   dominant10  the same at the default interval=10 over 20 s (13000 rounds)
-#   minor       gamma (5% of the CPU) twice the work, interval=1, 3000 rounds
-#   uniform     every method 15% more work (633 58 58), interval=1, 3000 rounds
-#   hog         the unchanged program beside a CPU hog (a shell loop), interval=1, 3000 rounds
+#   dominant1   alpha (55% of the CPU) 25% more work, cpu=samples interval=1, 200 rounds (~6 s)
+#   dominant10  the same at the default interval=10 over 20 s (650 rounds)
+#   minor       gamma (5% of the CPU) twice the work, interval=1, 200 rounds
+#   uniform     every method 15% more work (633 58 58), interval=1, 200 rounds
+#   hog         the unchanged program beside a CPU hog (a shell loop), interval=1, 200 rounds
 #
 # and prints, per pair, hprof-diff's exit status and what it flagged.
 #
@@ -30,10 +30,10 @@ run() { # FILE INTERVAL ROUNDS A G O
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for case in "$@"; do
     iv=1
-    rounds=3000
+    rounds=200
     case $case in
     dominant1) new="688 50 50" ;;
-    dominant10) new="688 50 50" iv=10 rounds=13000 ;;
+    dominant10) new="688 50 50" iv=10 rounds=650 ;;
     minor) new="550 100 50" ;;
     uniform) new="633 58 58" ;;
     hog) new="550 50 50" ;;

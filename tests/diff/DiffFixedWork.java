@@ -1,8 +1,8 @@
 /**
  * A fixed amount of work for hprof-diff's tests (tests/test_diff_runs.sh, bench/diff/): ROUNDS
  * rounds, each calling ten methods that do a given number of units of the same arithmetic (one
- * unit is 1000 xorshift steps), so that the CPU time of each method is proportional to its
- * units whatever the run's length or the machine's speed:
+ * unit is 20000 xorshift steps, about 30 us), so that the CPU time of each method is
+ * proportional to its units whatever the run's length or the machine's speed:
  *
  *   DiffFixedWork ROUNDS ALPHA GAMMA OTHERS
  *
@@ -14,14 +14,16 @@
  * The methods run in a shuffled order each round (the same order in every run): a sampler
  * whose timer ticks at a steady period would otherwise meet the rounds, which also have a
  * steady period, at the same few places in them, and its samples would follow that beat, not
- * the time each method takes.
+ * the time each method takes. And each call lasts at least a millisecond or so (50 units): on a
+ * loaded machine the agent walks a thread's stack some 0.2 ms after its timer fired, so a
+ * call much shorter than that would be credited with samples of the call before it.
  */
 public class DiffFixedWork {
     static volatile long sink;
 
     static long spin(int units, long seed) {
         long x = seed | 1;
-        for (int i = 0; i < units * 1000; i++) {
+        for (int i = 0; i < units * 20000; i++) {
             x ^= x << 13;
             x ^= x >>> 7;
             x ^= x << 17;
