@@ -178,7 +178,10 @@ hd 1 --base-interval 1 --new-interval 10 --normalize "$tmp/fbase.txt" "$tmp/falp
     bad "cpu=times runs failed"
     finish
 }
-hd 1 "$tmp/t1.txt" "$tmp/t2.txt" && check "cpu=times: the dominant method +25% work flagged, alone" \
+# time_ms only: two runs of the same work once counted 675 and 796 calls of Random.nextInt
+# (the shuffle's, 675 by the program), the agent's count to look into, not the comparison's
+hd 1 --judge time_ms "$tmp/t1.txt" "$tmp/t2.txt" &&
+    check "cpu=times: the dominant method +25% work flagged, alone" \
 "stack $F;DiffFixedWork.alpha;DiffFixedWork.spin time_ms
 total DiffFixedWork.alpha time_ms"
 
