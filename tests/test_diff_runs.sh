@@ -1,16 +1,22 @@
 #!/bin/sh
-# hprof-diff on real runs of java-tests/programs/DiffWorkload.java under the agent:
-#  - sensitivity: the second run's alpha() does 25% more work (cpu=samples, cpu=times), or one
-#    site allocates 25% more objects (heap=sites): flagged at the default thresholds, and
-#    nothing else;
+# hprof-diff on real runs under the agent (doc/tools.md, "Tests"):
+#  - CPU time judged as counts (tests/diff/DiffFixedWork.java, a fixed amount of work,
+#    cpu=samples at interval=1, about 6 s of CPU a run): the dominant method (55% of the CPU)
+#    doing 25% more work is flagged, and only it; a method at 5% doing twice the work is
+#    flagged; every method doing 15% more work is one uniform change, no regression; the
+#    unchanged program beside a CPU hog is no regression; files of different intervals are
+#    refused; NOISE_PAIRS (default 2) pairs of the unchanged program at the default interval
+#    flag nothing (bench/diff/noise.sh measures 20 pairs);
+#  - cpu=times on the same fixed work (alpha +25%: flagged on its measured ms, alone);
+#  - java-tests/programs/DiffWorkload.java: one
+#    site allocating 25% more objects (heap=sites): flagged, and nothing else;
 #  - heap dumps: 10,000 objects kept between two dumps (HPROF: two SIGQUIT dumps of one run;
 #    PHD: one dump per file, two runs): flagged with exactly that class and count;
-#  - noise: NOISE_PAIRS (default 2) pairs of the unchanged program (cpu=samples at the default
-#    interval, 3 s of CPU each) flag nothing (bench/diff-noise.sh measures ten pairs);
-#  - thresholds from the command line and a rules file, include/exclude, the outputs, exit 2.
+#  - thresholds from the command line and a rules file, include/exclude, the outputs, exit 2,
+#    the CI recipe of doc/ci as written.
 #
 #   test_diff_runs.sh <hprof-diff> <libhprof.so> <java home> <DiffWorkload.java> \
-#                     <doc/ci/compare-builds.sh>
+#                     <doc/ci/compare-builds.sh> <DiffFixedWork.java>
 set -u
 
 diff=$1
@@ -18,6 +24,7 @@ lib=$2
 jhome=$3
 src=$4
 recipe=$5
+fixed=$6
 java="$jhome/bin/java"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_diff_runs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -93,46 +100,90 @@ $2"
     fi
 }
 
-mkdir -p "$tmp/cls"
-"$jhome/bin/javac" -d "$tmp/cls" "$src" || {
+mkdir -p "$tmp/cls" "$tmp/fw"
+"$jhome/bin/javac" -d "$tmp/cls" "$src" && "$jhome/bin/javac" -d "$tmp/fw" "$fixed" || {
     bad "javac"
     finish
 }
 
-# ---- sensitivity ---------------------------------------------------------------------------
-W='DiffWorkload.main;DiffWorkload.cpu'
-# cpu=samples: interval=1 for ~5000 samples per run: the +14% share change of alpha is then
-# about 5 standard deviations, well past the default z >= 3.
-# On a loaded machine the agent once put 1000 samples (its cap on one thread's samples in one
-# round) on java.lang.Shutdown.<clinit> at exit, beyond the CPU time the run used, which dilutes
-# every share of that run: a pair whose sample total exceeds its CPU time by more than 10% is
-# run again once, saying so (two such pairs in a row fail).
-SAMPLES_WANT="stack $W;DiffWorkload.alpha;DiffWorkload.spin samples
-total DiffWorkload.alpha samples"
-samples_pair() {
-    run s1 cpu=samples,interval=1,file="$tmp/s1.txt" cpu 5 100
-    run s2 cpu=samples,interval=1,file="$tmp/s2.txt" cpu 5 125
+# ---- CPU time as counts: a fixed amount of work -----------------------------------------------
+# fw NAME INTERVAL ROUNDS ALPHA GAMMA OTHERS: DiffFixedWork under cpu=samples, $tmp/NAME.txt.
+# spin() is not inlined: inlined into each caller, its loop's samples land on neighbouring
+# callers by tens of percent from run to run (doc/tools.md): the profile's noise, not the diff's
+FW_JVM="-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,DiffFixedWork::spin"
+fw() {
+    name=$1
+    iv=$2
+    shift 2
+    if ! "$java" $FW_JVM "-agentpath:$lib=cpu=samples,interval=$iv,verbose=n,file=$tmp/$name.txt" \
+        -cp "$tmp/fw" DiffFixedWork "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"; then
+        cat "$tmp/$name.err"
+        bad "run $name ($*) failed"
+        finish
+    fi
 }
-lumpy() { # a profile of `cpu 5 ...` at interval=1 with far more than ~5,000 samples
-    for f in "$tmp/s1.txt" "$tmp/s2.txt"; do
-        n=$(sed -n 's/^CPU SAMPLES BEGIN (total = \([0-9]*\)).*/\1/p' "$f")
-        [ "${n:-0}" -gt 5700 ] && echo "$f: $n samples for 5 s of CPU" && return 0
-    done
-    return 1
+# uniform: "FINDING|accepted|none FACTOR" of the first comparison of $tmp/d.json
+uniform() {
+    python3 -c 'import json, sys
+u = json.load(open(sys.argv[1]))["comparisons"][0]["uniform"][0]
+print("FINDING" if u["finding"] else "accepted" if u["accepted"] else "none", "%.3f" % u["factor"])' \
+        "$tmp/d.json"
 }
-samples_pair
-if lumpy; then
-    echo "retry: the agent counted more samples than CPU time (above); running the pair again"
-    samples_pair
-    lumpy && bad "the agent counted more samples than CPU time twice in a row"
+F='DiffFixedWork.main;DiffFixedWork.call'
+# about 6 s of CPU at interval=1: on this loaded machine the agent's timer signals carry about
+# five samples each (doc/tools.md), so the counts scatter about twice as much as Poisson's
+fw fbase 1 200 550 50 50
+fw falpha 1 200 688 50 50
+hd 1 --interval 1 "$tmp/fbase.txt" "$tmp/falpha.txt" &&
+    check "cpu=samples: the dominant method (55%) doing 25% more work flagged, alone" \
+"stack $F;DiffFixedWork.alpha;DiffFixedWork.spin samples
+total DiffFixedWork.alpha samples"
+fw fgamma 1 200 550 100 50
+hd 1 --interval 1 "$tmp/fbase.txt" "$tmp/fgamma.txt" &&
+    check "cpu=samples: a method at 5% doing twice the work flagged, alone" \
+"stack $F;DiffFixedWork.gamma;DiffFixedWork.spin samples
+total DiffFixedWork.gamma samples"
+fw funif 1 200 633 58 58
+if hd 0 --interval 1 "$tmp/fbase.txt" "$tmp/funif.txt"; then
+    check "cpu=samples: every method 15% more work: no regression" ""
+    u=$(uniform)
+    # the median of ten noisy ratios around 1.15
+    if python3 -c 'import sys; k, f = sys.argv[1].split(); sys.exit(k == "none" or not 1.05 <= float(f) <= 1.30)' "$u"; then
+        ok "cpu=samples: the uniform factor $u (every method x1.15)"
+    else
+        bad "cpu=samples: every method 15% more work: uniform $u, not about 1.15"
+    fi
+    grep -q "UNIFORM\|share a factor" "$tmp/d.txt" && ok "the text says the run's factor" ||
+        bad "no uniform line: $(cat "$tmp/d.txt")"
 fi
-hd 1 "$tmp/s1.txt" "$tmp/s2.txt" && check "cpu=samples: alpha +25% work flagged" "$SAMPLES_WANT"
+hogpid=
+sh -c 'while :; do :; done' &
+hogpid=$!
+fw fhog 1 200 550 50 50
+kill $hogpid
+hd 0 --interval 1 "$tmp/fbase.txt" "$tmp/fhog.txt" &&
+    check "cpu=samples: beside a CPU hog: no regression (uniform $(uniform))" ""
+hd 2 --base-interval 1 --new-interval 10 "$tmp/fbase.txt" "$tmp/falpha.txt" &&
+    [ "$(wc -l <"$tmp/d.err")" = 1 ] && grep -q "sampled every 1 ms" "$tmp/d.err" &&
+    ok "different intervals: exit 2, one line" || bad "different intervals: $(cat "$tmp/d.err")"
+hd 1 --base-interval 1 --new-interval 10 --normalize "$tmp/fbase.txt" "$tmp/falpha.txt" &&
+    ok "--normalize: 10x the CPU time of every entry is a regression"
 
-run t1 cpu=times,file="$tmp/t1.txt" cpu 2 100
-run t2 cpu=times,file="$tmp/t2.txt" cpu 2 125
-hd 1 "$tmp/t1.txt" "$tmp/t2.txt" && check "cpu=times: alpha +25% work flagged" \
-"stack $W;DiffWorkload.alpha;DiffWorkload.spin time_ms
-total DiffWorkload.alpha time_ms"
+# ---- cpu=times (measured ms, exact calls) on the same fixed work; heap=sites on DiffWorkload ---
+"$java" $FW_JVM "-agentpath:$lib=cpu=times,file=$tmp/t1.txt" -cp "$tmp/fw" DiffFixedWork 75 550 50 50 \
+    >"$tmp/t1.out" 2>&1 &&
+    "$java" $FW_JVM "-agentpath:$lib=cpu=times,file=$tmp/t2.txt" -cp "$tmp/fw" DiffFixedWork 75 688 50 50 \
+        >"$tmp/t2.out" 2>&1 || {
+    cat "$tmp/t1.out" "$tmp/t2.out"
+    bad "cpu=times runs failed"
+    finish
+}
+# time_ms only: two runs of the same work once counted 675 and 796 calls of Random.nextInt
+# (the shuffle's, 675 by the program), the agent's count to look into, not the comparison's
+hd 1 --judge time_ms "$tmp/t1.txt" "$tmp/t2.txt" &&
+    check "cpu=times: the dominant method +25% work flagged, alone" \
+"stack $F;DiffFixedWork.alpha;DiffFixedWork.spin time_ms
+total DiffFixedWork.alpha time_ms"
 
 run h1 heap=sites,file="$tmp/h1.txt" sites 50000 100
 run h2 heap=sites,file="$tmp/h2.txt" sites 50000 125
@@ -193,8 +244,8 @@ fi
 # ---- noise ---------------------------------------------------------------------------------
 i=1
 while [ $i -le "${NOISE_PAIRS:-2}" ]; do
-    run n$i.a cpu=samples,file="$tmp/n$i.a.txt" cpu 3 100
-    run n$i.b cpu=samples,file="$tmp/n$i.b.txt" cpu 3 100
+    fw n$i.a 10 100 550 50 50
+    fw n$i.b 10 100 550 50 50
     hd 0 "$tmp/n$i.a.txt" "$tmp/n$i.b.txt" && ok "noise pair $i: nothing flagged"
     i=$((i + 1))
 done
@@ -207,7 +258,8 @@ hd 0 --include 'int*' "$tmp/h1.txt" "$tmp/h2.txt" && ok "--include judges only i
 hd 0 --delta-count 2000000 "$tmp/h1.txt" "$tmp/h2.txt" && ok "--delta-count above the growth"
 hd 0 --judge alloc_objects --min-share 50 "$tmp/h1.txt" "$tmp/h2.txt" &&
     ok "--min-share 50: Alpha (40-45% of objects) not judged"
-hd 1 --z 0 --mode share "$tmp/s1.txt" "$tmp/s2.txt" && ok "--z 0 --mode share"
+# on shares the dominant method's +25% is +10% of share: --growth 2 to see it
+hd 1 --mode share --growth 2 --z 0 "$tmp/fbase.txt" "$tmp/falpha.txt" && ok "--mode share"
 cat >"$tmp/rules" <<'EOF'
 # a project's rules
 growth 10%
@@ -219,24 +271,26 @@ EOF
 hd 0 --rules "$tmp/rules" "$tmp/h1.txt" "$tmp/h2.txt" && ok "rules file: [sites] growth 30"
 hd 1 --rules "$tmp/rules" --growth 20 "$tmp/h1.txt" "$tmp/h2.txt" &&
     ok "the command line wins over the rules file"
-hd 0 --rules "$tmp/rules" "$tmp/s1.txt" "$tmp/s2.txt" && ok "rules file: [cpu] exclude"
+hd 0 --rules "$tmp/rules" --interval 1 "$tmp/fbase.txt" "$tmp/falpha.txt" &&
+    ok "rules file: [cpu] exclude"
 printf 'growth ten\n' >"$tmp/badrules"
 hd 2 --rules "$tmp/badrules" "$tmp/h1.txt" "$tmp/h2.txt" && grep -q "badrules:1:" "$tmp/d.err" &&
     ok "bad rules file: exit 2 with its line"
 
 # ---- outputs and bad input ---------------------------------------------------------------------
-"$diff" --markdown "$tmp/d.md" --html "$tmp/d.html" "$tmp/s1.txt" "$tmp/s2.txt"
-[ $? = 1 ] && grep -q '^| 🔴 | total | `DiffWorkload.alpha` | samples |' "$tmp/d.md" &&
+"$diff" --interval 1 --markdown "$tmp/d.md" --html "$tmp/d.html" "$tmp/fbase.txt" \
+    "$tmp/falpha.txt"
+[ $? = 1 ] && grep -q '^| 🔴 | total | `DiffFixedWork.alpha` | samples |' "$tmp/d.md" &&
     ok "Markdown lists the regression" || bad "Markdown: $(cat "$tmp/d.md")"
 if grep -q '<iframe class="flame"' "$tmp/d.html" && grep -q '<title>CPU SAMPLES: samples</title>' "$tmp/d.html" &&
-    grep -q '&quot;DiffWorkload.alpha&quot;' "$tmp/d.html" &&
+    grep -q '&quot;DiffFixedWork.alpha&quot;' "$tmp/d.html" &&
     ! grep -qi 'https\?:' "$tmp/d.html"; then
     ok "HTML: self-contained, with the stacks"
 else
     bad "HTML"
 fi
 # the colours the page draws: tools/flame paints a frame red when its share of the total grew,
-# blue when it shrank (base -> new); alpha's must grow and beta's shrink
+# blue when it shrank (base -> new); alpha's must grow, and some of the nine others' shrink
 colours=$(python3 - "$tmp/d.html" <<'PY'
 import html, json, re, sys
 page = open(sys.argv[1]).read()
@@ -248,12 +302,14 @@ for doc in re.findall(r'srcdoc="([^"]*)"', page):
     nodes = [raw[i:i + w] for i in range(0, len(raw), w)]
     b0, n0 = nodes[0][3], nodes[0][4]
     for n in nodes:
-        if names[n[0]] in ("DiffWorkload.alpha", "DiffWorkload.beta"):
+        if names[n[0]] in ("DiffFixedWork.alpha", "DiffFixedWork.gamma") or \
+                names[n[0]].startswith("DiffFixedWork.o"):
             print(names[n[0]], "red" if n[4] / n0 >= n[3] / b0 else "blue")
 PY
 )
-if [ "$colours" = "DiffWorkload.alpha red
-DiffWorkload.beta blue" ]; then
+# (alpha's share grows by about 4 points; each other method's moves by more than its expected
+# loss of half a point from run to run, so only some of them need be blue)
+if echo "$colours" | grep -qx "DiffFixedWork.alpha red" && echo "$colours" | grep -q ' blue$'; then
     ok "HTML: alpha red, beta blue"
 else
     bad "HTML colours: $colours"
@@ -271,11 +327,11 @@ if [ -n "$browser" ]; then
 else
     echo "skipped: no chromium to draw the HTML"
 fi
-hd 2 "$tmp/none.txt" "$tmp/s2.txt" && ok "missing file: exit 2"
-hd 2 "$tmp/k0.phd" "$tmp/s2.txt" && ok "PHD against a profile: exit 2"
-hd 2 --kind heap "$tmp/s1.txt" "$tmp/s2.txt" && ok "a kind the files lack: exit 2"
-hd 2 "$tmp/s1.txt" "$tmp/h2.txt" && ok "no kind in common: exit 2"
-hd 2 --growth x "$tmp/s1.txt" "$tmp/s2.txt" && ok "bad option value: exit 2"
+hd 2 "$tmp/none.txt" "$tmp/falpha.txt" && ok "missing file: exit 2"
+hd 2 "$tmp/k0.phd" "$tmp/falpha.txt" && ok "PHD against a profile: exit 2"
+hd 2 --kind heap "$tmp/fbase.txt" "$tmp/falpha.txt" && ok "a kind the files lack: exit 2"
+hd 2 "$tmp/fbase.txt" "$tmp/h2.txt" && ok "no kind in common: exit 2"
+hd 2 --growth x "$tmp/fbase.txt" "$tmp/falpha.txt" && ok "bad option value: exit 2"
 # ---- the CI recipe, as written in doc/tools.md, on two builds -----------------------------------
 mkdir -p "$tmp/src2" "$tmp/cls2"
 sed 's/int a = 4 \* aPercent/int a = 5 * aPercent/' "$src" >"$tmp/src2/DiffWorkload.java"
@@ -294,10 +350,18 @@ fi
 GITHUB_STEP_SUMMARY= "$recipe" -a "$lib" -d "$diff" -j "$java" -p heap=sites -o "$tmp/ci2" \
     "$tmp/cls" "$tmp/cls" DiffWorkload sites 20000 100 >"$tmp/ci.out" 2>&1 &&
     ok "CI recipe: the same build passes" || bad "CI recipe, same build: $(cat "$tmp/ci.out")"
+"$recipe" -a "$lib" -d "$diff" -j "$java" -p cpu=samples,interval=1 -o "$tmp/ci4" "$tmp/fw" \
+    "$tmp/fw" DiffFixedWork 50 550 50 50 >"$tmp/ci.out" 2>&1
+st=$?
+if [ $st != 2 ] && grep -q 'interval: base 1 ms, new 1 ms (given' "$tmp/ci4/diff.txt"; then
+    ok "CI recipe: cpu=samples,interval=1 tells hprof-diff the interval (exit $st)"
+else
+    bad "CI recipe, cpu=samples (exit $st): $(cat "$tmp/ci.out")"
+fi
 "$recipe" -a "$lib" -d "$diff" -j "$java" -o "$tmp/ci3" "$tmp/cls" "$tmp/cls" NoSuchMain \
     >"$tmp/ci.out" 2>&1
 [ $? = 2 ] && ok "CI recipe: a failed run is exit 2" || bad "CI recipe, failed run"
 
-head -c 3000 "$tmp/s1.txt" >"$tmp/cut.txt"
-hd 2 "$tmp/cut.txt" "$tmp/s2.txt" && ok "truncated profile: exit 2"
+head -c 3000 "$tmp/fbase.txt" >"$tmp/cut.txt"
+hd 2 "$tmp/cut.txt" "$tmp/falpha.txt" && ok "truncated profile: exit 2"
 finish

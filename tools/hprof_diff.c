@@ -33,8 +33,13 @@ static void usage(FILE *o)
             "  --delta-share PTS   and absolute growth of a share, points (default 1)\n"
             "  --delta-count N     and absolute growth of a count (default 0)\n"
             "  --min-share P       entries under P%% of the total in both runs not judged (1)\n"
-            "  --z Z               sampled shares: minimum z of the change (default 3; 0 = off)\n"
-            "  --mode share|count  judge shares or raw counts (default: by kind)\n"
+            "  --z Z               minimum z of a tested change (default 3; 0 = no test)\n"
+            "  --uniform-growth P  a uniform growth of the whole run fails from P%% (25; none)\n"
+            "  --mode share|count  judge counts (default: CPU time, calls, objects) or shares\n"
+            "  --interval MS       the sampling interval of both files (cpu; default: 10,\n"
+            "                      assumed: no file records it)\n"
+            "  --base-interval MS, --new-interval MS: the same for one file\n"
+            "  --normalize         compare CPU time of files sampled at different intervals\n"
             "  --judge M[,M]       measures judged (samples, time_ms, alloc_objects, ...)\n"
             "  --include PAT       judge only entries whose key matches PAT (fnmatch; repeatable)\n"
             "  --exclude PAT       do not judge entries whose key matches PAT (repeatable)\n"
@@ -161,8 +166,24 @@ enum {
     O_JSON,
     O_HTML,
     O_KIND,
-    O_SETTING
+    O_SETTING,
+    O_INTERVAL,
+    O_BASE_INTERVAL,
+    O_NEW_INTERVAL,
+    O_NORMALIZE
 };
+
+/* "10", "0.5": a sampling interval in ms, > 0 */
+static bool parse_interval(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v > 0) || v > 1e6)
+        return false;
+    *out = v;
+    return true;
+}
 
 /* The unit tests link this file and call it under another name. */
 #ifndef HPROF_DIFF_MAIN
@@ -172,33 +193,42 @@ int HPROF_DIFF_MAIN(int argc, char **argv);
 
 int HPROF_DIFF_MAIN(int argc, char **argv)
 {
-    static const struct option longs[] = {{"kind", required_argument, NULL, O_KIND},
-                                          {"section", required_argument, NULL, O_SECTION},
-                                          {"base-section", required_argument, NULL, O_BASE_SECTION},
-                                          {"new-section", required_argument, NULL, O_NEW_SECTION},
-                                          {"rules", required_argument, NULL, O_RULES},
-                                          {"growth", required_argument, NULL, O_SETTING},
-                                          {"delta-share", required_argument, NULL, O_SETTING},
-                                          {"delta-count", required_argument, NULL, O_SETTING},
-                                          {"min-share", required_argument, NULL, O_SETTING},
-                                          {"z", required_argument, NULL, O_SETTING},
-                                          {"mode", required_argument, NULL, O_SETTING},
-                                          {"judge", required_argument, NULL, O_SETTING},
-                                          {"include", required_argument, NULL, O_SETTING},
-                                          {"exclude", required_argument, NULL, O_SETTING},
-                                          {"lines", no_argument, NULL, O_LINES},
-                                          {"frames", required_argument, NULL, O_FRAMES},
-                                          {"top", required_argument, NULL, O_TOP},
-                                          {"text", required_argument, NULL, O_TEXT},
-                                          {"markdown", required_argument, NULL, O_MD},
-                                          {"json", required_argument, NULL, O_JSON},
-                                          {"html", required_argument, NULL, O_HTML},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"kind", required_argument, NULL, O_KIND},
+        {"section", required_argument, NULL, O_SECTION},
+        {"base-section", required_argument, NULL, O_BASE_SECTION},
+        {"new-section", required_argument, NULL, O_NEW_SECTION},
+        {"rules", required_argument, NULL, O_RULES},
+        {"growth", required_argument, NULL, O_SETTING},
+        {"delta-share", required_argument, NULL, O_SETTING},
+        {"delta-count", required_argument, NULL, O_SETTING},
+        {"min-share", required_argument, NULL, O_SETTING},
+        {"z", required_argument, NULL, O_SETTING},
+        {"uniform-growth", required_argument, NULL, O_SETTING},
+        {"interval", required_argument, NULL, O_INTERVAL},
+        {"base-interval", required_argument, NULL, O_BASE_INTERVAL},
+        {"new-interval", required_argument, NULL, O_NEW_INTERVAL},
+        {"normalize", no_argument, NULL, O_NORMALIZE},
+        {"mode", required_argument, NULL, O_SETTING},
+        {"judge", required_argument, NULL, O_SETTING},
+        {"include", required_argument, NULL, O_SETTING},
+        {"exclude", required_argument, NULL, O_SETTING},
+        {"lines", no_argument, NULL, O_LINES},
+        {"frames", required_argument, NULL, O_FRAMES},
+        {"top", required_argument, NULL, O_TOP},
+        {"text", required_argument, NULL, O_TEXT},
+        {"markdown", required_argument, NULL, O_MD},
+        {"json", required_argument, NULL, O_JSON},
+        {"html", required_argument, NULL, O_HTML},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     struct cli_setting *settings = diff_xmalloc((size_t)argc * sizeof *settings);
     size_t nsettings = 0;
     unsigned base_nth = 0, new_nth = 0, top = 10, frames = 0;
     bool lines = false, kinds_given = false, want[DK_NKINDS] = {false};
+    /* no format records the interval: the agent's default unless told (doc/tools.md) */
+    double base_interval = 10, new_interval = 10;
+    bool interval_given = false, normalize = false;
     const char *rules = NULL, *out_text = NULL, *out_md = NULL, *out_json = NULL, *out_html = NULL;
     char err[1024];
     int ch, idx;
@@ -245,6 +275,25 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
             *(ch == O_TOP ? &top : &frames) = v;
             break;
         }
+        case O_INTERVAL:
+        case O_BASE_INTERVAL:
+        case O_NEW_INTERVAL: {
+            double v;
+            if (!parse_interval(optarg, &v)) {
+                fprintf(stderr, "hprof-diff: bad interval \"%s\" (ms, > 0)\n", optarg);
+                free(settings);
+                return 2;
+            }
+            if (ch != O_NEW_INTERVAL)
+                base_interval = v;
+            if (ch != O_BASE_INTERVAL)
+                new_interval = v;
+            interval_given = true;
+            break;
+        }
+        case O_NORMALIZE:
+            normalize = true;
+            break;
         case O_RULES:
             rules = optarg;
             break;
@@ -367,7 +416,18 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
                 fprintf(stderr, "hprof-diff: %s\n", err);
                 goto out;
             }
+            if (k == DK_CPU && base_interval != new_interval && !normalize) {
+                fprintf(stderr,
+                        "hprof-diff: %s was sampled every %g ms and %s every %g ms: their CPU "
+                        "SAMPLES are not comparable (--normalize compares samples x interval)\n",
+                        base_path, base_interval, new_path, new_interval);
+                goto out;
+            }
             tabs[nt] = diff_table_build((enum diff_kind)k, bp, np, &keys);
+            tabs[nt]->base_interval = base_interval;
+            tabs[nt]->new_interval = new_interval;
+            tabs[nt]->interval_given = interval_given;
+            tabs[nt]->normalized = normalize && base_interval != new_interval;
             tabs[nt]->base_path = base_path;
             tabs[nt++]->new_path = new_path;
         }

@@ -77,6 +77,13 @@ profile new "$new_cp" "$@"
 set -- --text "$out/diff.txt" --markdown "$out/diff.md" --json "$out/diff.json" \
     --html "$out/diff.html"
 [ -n "$rules" ] && set -- "$@" --rules "$rules"
+# no profile records its sampling interval: tell hprof-diff the one both runs used
+case ",$opts," in
+*,interval=*)
+    interval=$(printf '%s\n' ",$opts," | sed 's/.*,interval=\([^,]*\),.*/\1/')
+    set -- "$@" --interval "$interval"
+    ;;
+esac
 # shellcheck disable=SC2086 # diff_opts is a list of words
 "$hd" "$@" $diff_opts "$out/base.$ext" "$out/new.$ext"
 status=$?

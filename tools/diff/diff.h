@@ -33,11 +33,37 @@ enum diff_group {
     DG_NGROUPS
 };
 
-/* How a measure is judged: as a share of its total (runs differ in length) or as a raw count
- * (exact, same workload). */
+/* How a measure is judged: as a share of its total, or as a count (CPU time, calls, objects):
+ * the default for every kind (doc/tools.md, "When an entry is a regression"). */
 enum diff_mode { DM_DEFAULT, DM_SHARE, DM_COUNT };
 
-enum diff_verdict { DV_NOT_JUDGED, DV_SAME, DV_GREW, DV_SHRANK, DV_REGRESSION };
+/* What a count is, which says how its change is tested. */
+enum diff_model {
+    DMM_SAMPLED,  /* samples: Poisson counts, the exact conditional binomial test */
+    DMM_MEASURED, /* measured milliseconds: the same test on the counts of ms */
+    DMM_EXACT     /* counted events (calls, objects): any change is real, no test */
+};
+
+/* DV_UNIFORM: grew (or shrank) past the thresholds, but by the factor the whole run did */
+/* DV_GREW: crossed, but only through stacks flagged on their own (a caller, a shared leaf) */
+enum diff_verdict { DV_NOT_JUDGED, DV_SAME, DV_GREW, DV_SHRANK, DV_REGRESSION, DV_UNIFORM };
+
+/* The z reported for a p-value too small for a double, and for an exact change. */
+#define DIFF_Z_MAX 38.0
+
+/* The factor by which a whole run changed (one measure of a table, count mode). */
+struct diff_uniform {
+    bool accepted;        /* a majority of the informative entries share one factor */
+    bool finding;         /* accepted and past --growth and --z: reported as one finding */
+    bool fails;           /* the finding is past uniform-growth: it fails the build */
+    double factor;        /* new over base of the entries that share it; 1 when not accepted */
+    double median;        /* the median of the informative entries' ratios (each one vote) */
+    double z;             /* of the run's total change against no change */
+    unsigned informative; /* entries of the partition group that vote */
+    unsigned agreeing;    /* ... and those that share the factor */
+    double scatter;       /* sd of an entry's change beyond Poisson's, in counts (0: none) */
+    bool spread_known;    /* at least five voters: the scatter was estimated */
+};
 
 struct diff_entry {
     enum diff_group group;
@@ -48,17 +74,23 @@ struct diff_entry {
     bool in_base, in_new;
     /* filled by diff_judge() for every measure */
     double base_share[HPROF_MAX_MEASURES], new_share[HPROF_MAX_MEASURES];
-    double z[HPROF_MAX_MEASURES]; /* two-proportion z of the share change (sampled kinds) */
-    unsigned flagged;             /* bit i: measure i crossed the thresholds */
+    double z[HPROF_MAX_MEASURES]; /* two-proportion z of the share change */
+    /* count mode: new over base (in time for samples: x interval), and the z of that change
+     * against no change and against the run's uniform factor */
+    double ratio[HPROF_MAX_MEASURES], z_count[HPROF_MAX_MEASURES], z_uniform[HPROF_MAX_MEASURES];
+    unsigned flagged;       /* bit i: measure i crossed the thresholds */
+    unsigned share_flagged; /* bit i: measure i crossed them judged on shares */
+    bool share_shrank;      /* ... and shrank past them, judged on shares */
     enum diff_verdict verdict;
 };
 
 struct diff_thresholds {
-    double growth;      /* relative growth, fraction (0.10 = 10%) */
-    double delta_share; /* absolute growth of a share, fraction of the total (0.01 = 1 point) */
-    double delta_count; /* absolute growth of a count */
-    double min_share;   /* an entry under this share of its total in both runs is not judged */
-    double z;           /* sampled kinds: minimum z of the share change; 0 = no test */
+    double growth;         /* relative growth, fraction (0.10 = 10%) */
+    double delta_share;    /* absolute growth of a share, fraction of the total (0.01 = 1 point) */
+    double delta_count;    /* absolute growth of a count */
+    double min_share;      /* an entry under this share of its total in both runs is not judged */
+    double z;              /* minimum z of a change (count tests, sampled shares); 0 = no test */
+    double uniform_growth; /* a uniform growth at least this fails; < 0: never */
     enum diff_mode mode;
     unsigned judge; /* bit i: measure i is judged; 0 = the kind's default */
 };
@@ -79,9 +111,14 @@ struct diff_table {
     /* filled by diff_judge() */
     struct diff_thresholds th;
     enum diff_mode mode; /* resolved: DM_SHARE or DM_COUNT */
-    bool sampled;        /* the z test applies */
+    bool sampled;        /* share mode: the two-proportion z test applies */
     unsigned judge;      /* resolved mask */
-    size_t regressions, improvements;
+    size_t regressions, improvements, uniform_fails;
+    struct diff_uniform uniform[HPROF_MAX_MEASURES];
+    /* cpu samples: the sampling interval of each file in ms, as given on the command line or
+     * assumed (no format records it); a sample stands for interval ms of CPU */
+    double base_interval, new_interval;
+    bool interval_given, normalized;
 };
 
 /* Build options of a table: how stacks become keys. */
@@ -125,7 +162,21 @@ int diff_setting(const char *name, const char *value, enum diff_kind k, struct d
 void diff_patterns_add(char ***v, size_t *n, const char *pat);
 void diff_patterns_free(struct diff_patterns *p);
 
-/* Judge every entry; returns the number of regressions. */
+/* The statistics (diff_stats.c): binomial tails P(X >= k), P(X <= k) of X ~ Binomial(n, p);
+ * the z of a one-sided p-value; the signed z of b given a + b when b ~ Binomial(a + b, p). */
+double diff_binom_upper(uint64_t k, uint64_t n, double p);
+double diff_binom_lower(uint64_t k, uint64_t n, double p);
+double diff_z_of_p(double p);
+double diff_count_z(uint64_t a, uint64_t b, double p);
+
+enum diff_model diff_measure_model(enum diff_kind k, unsigned m);
+/* The uniform factor of measure m of t (diff_uniform.c), from the entries chosen (NULL: all). */
+void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen);
+/* The z of entry e's measure m against the factor f (new over base, in the table's units). */
+double diff_factor_z(const struct diff_table *t, const struct diff_entry *e, unsigned m, double f);
+
+/* Judge every entry; returns the number of regressions (a uniform finding that fails counts
+ * as one). */
 size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
                   const struct diff_patterns *pat);
 

@@ -1,9 +1,11 @@
 /*
  * diff_judge.c: the thresholds of hprof-diff (defaults per kind, the rules file, the command
- * line) and the judgement of every entry. Shares are judged where runs differ in length
- * (samples, measured times), raw counts where the profile is exact for the same workload
- * (allocation sites, heap dumps); a sampled share must also pass a two-proportion z test so
- * that sampling noise alone does not fail a build.
+ * line) and the judgement of every entry. By default counts are judged (CPU time as samples
+ * times the interval, measured milliseconds, calls, objects): a method whose CPU time grew is
+ * a regression whatever its share, once the change passes a test fit for the count
+ * (diff_stats.c) and is more than the whole run's uniform factor (diff_uniform.c). Shares
+ * (--mode share) are still computed for every entry, so that the outputs can say where the
+ * two judgements differ.
  */
 #include "diff.h"
 
@@ -21,6 +23,7 @@ void diff_thresholds_default(enum diff_kind k, struct diff_thresholds *th)
     th->delta_count = 0;
     th->min_share = 0.01;
     th->z = 3.0;
+    th->uniform_growth = 0.25;
     th->mode = DM_DEFAULT;
     th->judge = 0;
     (void)k;
@@ -30,11 +33,12 @@ void diff_thresholds_default(enum diff_kind k, struct diff_thresholds *th)
 static unsigned default_judge(enum diff_kind k)
 {
     switch (k) {
+    case DK_TIMES:   /* time_ms, calls */
     case DK_METHODS: /* self_ms, total_ms */
     case DK_SITES:   /* alloc_bytes, alloc_objects */
     case DK_HEAP:    /* instances, bytes */
         return 3;
-    default: /* samples; time_ms */
+    default: /* samples; monitor time_ms */
         return 1;
     }
 }
@@ -116,6 +120,10 @@ int diff_setting(const char *name, const char *value, enum diff_kind k, struct d
             th->judge = mask;
         return 0;
     }
+    if (strcmp(name, "uniform-growth") == 0 && strcmp(value, "none") == 0) {
+        th->uniform_growth = -1;
+        return 0;
+    }
     if (!number(value, &v))
         goto bad;
     if (strcmp(name, "growth") == 0)
@@ -128,6 +136,8 @@ int diff_setting(const char *name, const char *value, enum diff_kind k, struct d
         th->min_share = v / 100;
     else if (strcmp(name, "z") == 0)
         th->z = v;
+    else if (strcmp(name, "uniform-growth") == 0)
+        th->uniform_growth = v / 100;
     else {
         snprintf(err, errlen, "unknown setting \"%s\"", name);
         return -1;
@@ -231,58 +241,215 @@ static double z_of(uint64_t x1, uint64_t n1, uint64_t x2, uint64_t n2)
     return (p2 - p1) / se;
 }
 
+/* The judgement on shares: +1 crossed upwards, -1 downwards, 0 neither. */
+static int share_change(const struct diff_table *t, const struct diff_entry *e, unsigned m)
+{
+    const struct diff_thresholds *th = &t->th;
+    double bs = e->base_share[m], ns = e->new_share[m], d = ns - bs;
+    double rel = bs > 0 ? d / bs : d > 0 ? HUGE_VAL : d < 0 ? -HUGE_VAL : 0;
+    bool test = t->kind == DK_CPU && th->z > 0;
+    if (d > 0 && rel >= th->growth - 1e-9 && d >= th->delta_share && (!test || e->z[m] >= th->z))
+        return 1;
+    if (d < 0 && -rel >= th->growth - 1e-9 && -d >= th->delta_share && (!test || e->z[m] <= -th->z))
+        return -1;
+    return 0;
+}
+
+/* The judgement on counts against no change (f = 1) or the run's factor f: +1 grew past
+ * --growth, --delta-count and --z, -1 shrank past them, 0 neither. */
+static int count_change(const struct diff_table *t, const struct diff_entry *e, unsigned m,
+                        double f, double z)
+{
+    const struct diff_thresholds *th = &t->th;
+    double rel = e->ratio[m] / f - 1;
+    /* the change in base units (samples of the base's interval) */
+    double d = e->base[m]        ? (double)e->base[m] * (e->ratio[m] - f)
+               : e->ratio[m] > 1 ? (double)e->new_[m]
+                                 : 0;
+    bool sig_up = th->z <= 0 || z >= th->z, sig_down = th->z <= 0 || z <= -th->z;
+    if (rel >= th->growth - 1e-9 && d > 0 && d >= th->delta_count && sig_up)
+        return 1;
+    if (-rel >= th->growth - 1e-9 && d < 0 && -d >= th->delta_count && sig_down)
+        return -1;
+    return 0;
+}
+
+/* Frame f names method (a total's or self's key): equal, or equal up to a ":line" suffix. */
+static bool frame_is(const char *f, const char *method)
+{
+    size_t n = strlen(method);
+    return strncmp(f, method, n) == 0 && (f[n] == 0 || f[n] == ':');
+}
+
+static bool stack_holds(const struct diff_entry *s, const struct diff_entry *e)
+{
+    if (!s->frames || !s->nframes)
+        return false;
+    if (e->group == DG_SELF)
+        return frame_is(s->frames[s->nframes - 1], e->key);
+    for (unsigned f = 0; f < s->nframes; f++)
+        if (frame_is(s->frames[f], e->key))
+            return true;
+    return false;
+}
+
+/* Whether stack s would cross on a judged measure (it is not chosen, so not judged). */
+static bool crossed(const struct diff_table *t, const struct diff_entry *s)
+{
+    for (unsigned m = 0; m < hprof_section_nmeasures(t->section); m++) {
+        const struct diff_uniform *u = &t->uniform[m];
+        if (!(t->judge & (1u << m)) ||
+            (s->base_share[m] < t->th.min_share && s->new_share[m] < t->th.min_share))
+            continue;
+        int alone = count_change(t, s, m, 1, s->z_count[m]);
+        int beyond = u->finding ? count_change(t, s, m, u->factor, s->z_uniform[m]) : alone;
+        if (alone > 0 && beyond > 0)
+            return true;
+    }
+    return false;
+}
+
+/* Count mode: a method's total (or self) that grew only through stacks flagged on their own
+ * (main, whose child alpha got slower; spin, the leaf that alpha and beta share) or left out
+ * by --exclude is the same
+ * regression seen from above or below: once those stacks are taken out, if what is left
+ * holds at least min-share and no longer crosses, the entry is marked DV_GREW, not counted. */
+static void explain_by_stacks(struct diff_table *t, const bool *chosen)
+{
+    unsigned nm = hprof_section_nmeasures(t->section);
+    for (size_t i = 0; i < t->n; i++) {
+        struct diff_entry *e = &t->e[i];
+        if (!e->flagged || (e->group != DG_TOTAL && e->group != DG_SELF))
+            continue;
+        struct diff_entry rest = *e;
+        bool any = false;
+        for (size_t j = 0; j < t->n; j++) {
+            const struct diff_entry *s = &t->e[j];
+            /* a stack left out by --exclude still explains its callers' growth */
+            if (s->group != DG_STACK || !(s->flagged || (!chosen[j] && crossed(t, s))) ||
+                !stack_holds(s, e))
+                continue;
+            any = true;
+            for (unsigned m = 0; m < nm; m++) {
+                rest.base[m] -= s->base[m] <= rest.base[m] ? s->base[m] : rest.base[m];
+                rest.new_[m] -= s->new_[m] <= rest.new_[m] ? s->new_[m] : rest.new_[m];
+            }
+        }
+        if (!any)
+            continue;
+        unsigned still = 0;
+        bool big = false;
+        double c =
+            t->kind == DK_CPU && t->base_interval > 0 ? t->new_interval / t->base_interval : 1;
+        for (unsigned m = 0; m < nm; m++) {
+            if (!(e->flagged & (1u << m)))
+                continue;
+            const struct diff_uniform *u = &t->uniform[m];
+            big |=
+                (t->base_total[m] && (double)rest.base[m] / t->base_total[m] >= t->th.min_share) ||
+                (t->new_total[m] && (double)rest.new_[m] / t->new_total[m] >= t->th.min_share);
+            rest.ratio[m] = rest.base[m]   ? (double)rest.new_[m] * c / (double)rest.base[m]
+                            : rest.new_[m] ? HUGE_VAL
+                                           : 1;
+            int alone = count_change(t, &rest, m, 1, diff_factor_z(t, &rest, m, 1));
+            int beyond = u->finding ? count_change(t, &rest, m, u->factor,
+                                                   diff_factor_z(t, &rest, m, u->factor))
+                                    : alone;
+            if (alone > 0 && beyond > 0)
+                still |= 1u << m;
+        }
+        if (big && !still) {
+            e->flagged = 0;
+            e->verdict = DV_GREW;
+            t->regressions--;
+        }
+    }
+}
+
 size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
                   const struct diff_patterns *pat)
 {
     t->th = *th;
     t->judge = th->judge ? th->judge : default_judge(t->kind);
-    t->mode = th->mode != DM_DEFAULT                        ? th->mode
-              : (t->kind == DK_SITES || t->kind == DK_HEAP) ? DM_COUNT
-                                                            : DM_SHARE;
+    t->mode = th->mode != DM_DEFAULT ? th->mode : DM_COUNT;
     t->sampled = t->kind == DK_CPU && t->mode == DM_SHARE && th->z > 0;
-    t->regressions = t->improvements = 0;
+    t->regressions = t->improvements = t->uniform_fails = 0;
     unsigned nm = hprof_section_nmeasures(t->section);
+    double c = t->kind == DK_CPU && t->base_interval > 0 ? t->new_interval / t->base_interval : 1;
+    bool *chosen = diff_xmalloc((t->n ? t->n : 1) * sizeof *chosen);
     for (size_t i = 0; i < t->n; i++) {
         struct diff_entry *e = &t->e[i];
-        bool judged = false, shrank = false;
-        e->flagged = 0;
-        bool chosen = selected(pat, e->key);
+        chosen[i] = selected(pat, e->key);
         for (unsigned m = 0; m < nm; m++) {
             e->base_share[m] = t->base_total[m] ? (double)e->base[m] / t->base_total[m] : 0;
             e->new_share[m] = t->new_total[m] ? (double)e->new_[m] / t->new_total[m] : 0;
             e->z[m] = z_of(e->base[m], t->base_total[m], e->new_[m], t->new_total[m]);
-            if (!chosen || !(t->judge & (1u << m)))
+            e->ratio[m] = e->base[m]   ? (double)e->new_[m] * c / (double)e->base[m]
+                          : e->new_[m] ? HUGE_VAL
+                                       : 1;
+        }
+    }
+    /* heap dumps keep their plain count judgement: no uniform factor */
+    bool uniform = t->mode == DM_COUNT && t->kind != DK_HEAP;
+    for (unsigned m = 0; m < nm; m++) {
+        memset(&t->uniform[m], 0, sizeof t->uniform[m]);
+        t->uniform[m].factor = t->uniform[m].median = 1;
+        if (uniform && (t->judge & (1u << m)))
+            diff_uniform_estimate(t, m, chosen);
+        if (t->uniform[m].fails)
+            t->uniform_fails++;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        struct diff_entry *e = &t->e[i];
+        bool judged = false, shrank = false, with_run = false;
+        e->flagged = e->share_flagged = 0;
+        e->share_shrank = false;
+        for (unsigned m = 0; m < nm; m++) {
+            const struct diff_uniform *u = &t->uniform[m];
+            e->z_count[m] = diff_factor_z(t, e, m, 1);
+            e->z_uniform[m] = u->finding ? diff_factor_z(t, e, m, u->factor) : e->z_count[m];
+            if (!chosen[i] || !(t->judge & (1u << m)))
                 continue;
-            double bs = e->base_share[m], ns = e->new_share[m];
-            if (bs < th->min_share && ns < th->min_share)
+            if (e->base_share[m] < th->min_share && e->new_share[m] < th->min_share)
                 continue;
             judged = true;
-            double d, b;
+            int sc = share_change(t, e, m);
+            if (sc > 0)
+                e->share_flagged |= 1u << m;
+            e->share_shrank |= sc < 0;
             if (t->mode == DM_SHARE) {
-                d = ns - bs;
-                b = bs;
-            } else {
-                d = (double)e->new_[m] - (double)e->base[m];
-                b = (double)e->base[m];
+                if (sc > 0)
+                    e->flagged |= 1u << m;
+                shrank |= sc < 0;
+                continue;
             }
-            double rel = b > 0 ? d / b : d > 0 ? HUGE_VAL : d < 0 ? -HUGE_VAL : 0;
-            double delta_min = t->mode == DM_SHARE ? th->delta_share : th->delta_count;
-            bool z_up = !t->sampled || e->z[m] >= th->z, z_down = !t->sampled || e->z[m] <= -th->z;
-            if (d > 0 && rel >= th->growth - 1e-9 && d >= delta_min && z_up)
+            /* a change of its own: past the thresholds against no change and against the
+             * factor of the whole run */
+            int alone = count_change(t, e, m, 1, e->z_count[m]);
+            /* the run's factor is the baseline only when it is a finding: a factor within the
+             * thresholds is noise, and judging against it would hide a real change */
+            int beyond = u->finding ? count_change(t, e, m, u->factor, e->z_uniform[m]) : alone;
+            if (alone > 0 && beyond > 0)
                 e->flagged |= 1u << m;
-            else if (d < 0 && -rel >= th->growth - 1e-9 && -d >= delta_min && z_down)
+            else if (alone < 0 && beyond < 0)
                 shrank = true;
+            else if (alone != 0)
+                with_run = true;
         }
         e->verdict = e->flagged ? DV_REGRESSION
                      : !judged  ? DV_NOT_JUDGED
                      : shrank   ? DV_SHRANK
+                     : with_run ? DV_UNIFORM
                                 : DV_SAME;
         if (e->flagged)
             t->regressions++;
         else if (shrank)
             t->improvements++;
     }
-    return t->regressions;
+    if (t->mode == DM_COUNT)
+        explain_by_stacks(t, chosen);
+    free(chosen);
+    return t->regressions + t->uniform_fails;
 }
 
 unsigned diff_first_judged(const struct diff_table *t)
@@ -297,7 +464,7 @@ static unsigned sort_measure;
 
 static int rank(const struct diff_entry *e)
 {
-    return e->verdict == DV_REGRESSION ? 0 : e->verdict == DV_SHRANK ? 1 : 2;
+    return e->verdict == DV_REGRESSION ? 0 : e->verdict == DV_SHRANK ? 1 : 2; /* uniform: 2 */
 }
 
 static int cmp_report(const void *a, const void *b)

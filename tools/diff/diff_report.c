@@ -21,18 +21,43 @@ static const char *verdict_word(enum diff_verdict v)
         return "improved";
     case DV_SAME:
         return "same";
+    case DV_UNIFORM:
+        return "with run";
+    case DV_GREW:
+        return "grew via";
     default:
         return "not judged";
     }
 }
 
-static const char *mode_text(const struct diff_table *t)
+static const char *model_text(const struct diff_table *t, unsigned m)
 {
-    if (t->mode == DM_COUNT)
-        return "raw counts (the profile is exact for the same workload)";
-    return t->sampled
-               ? "shares of the total (runs differ in length; sampled: two-proportion z test)"
-               : "shares of the total (runs differ in length)";
+    switch (diff_measure_model(t->kind, m)) {
+    case DMM_SAMPLED:
+        return "CPU time (samples x interval), exact conditional binomial test of the two counts";
+    case DMM_MEASURED:
+        return "measured ms, binomial test of the two counts of ms";
+    default:
+        return "exact counts, no test";
+    }
+}
+
+/* "samples as CPU time (...)" for each judged measure */
+static void judged_text(FILE *o, const struct diff_table *t)
+{
+    bool first = true;
+    for (unsigned m = 0; m < hprof_section_nmeasures(t->section); m++) {
+        if (!(t->judge & (1u << m)))
+            continue;
+        fprintf(o, "%s%s", first ? "" : "; ", hprof_section_measure(t->section, m));
+        if (t->mode == DM_COUNT)
+            fprintf(o, " as %s", model_text(t, m));
+        first = false;
+    }
+    if (t->mode == DM_SHARE)
+        fprintf(o, " as %s",
+                t->sampled ? "shares of the total (--mode share; sampled: two-proportion z test)"
+                           : "shares of the total (--mode share)");
 }
 
 /* "+14.6 pts (+36%)", "+10000 (+25%)", "+10000 (new)" for measure m of e */
@@ -41,6 +66,7 @@ static void change_text(const struct diff_table *t, const struct diff_entry *e, 
 {
     double rel;
     char head[64], tail[48];
+    bool tested = t->mode == DM_COUNT && diff_measure_model(t->kind, m) != DMM_EXACT;
     if (t->mode == DM_SHARE) {
         double d = (e->new_share[m] - e->base_share[m]) * 100;
         snprintf(head, sizeof head, "%+.1f pts", d);
@@ -56,6 +82,11 @@ static void change_text(const struct diff_table *t, const struct diff_entry *e, 
         snprintf(tail, sizeof tail, "%s", e->new_[m] ? "new" : "0");
     if (t->sampled && isfinite(e->z[m]))
         snprintf(buf, cap, "%s (%s, z %.1f)", head, tail, e->z[m]);
+    else if (tested && t->uniform[m].finding)
+        snprintf(buf, cap, "%s (%s, z %.1f; x%.2f of the run's, z %.1f)", head, tail, e->z_count[m],
+                 e->ratio[m] / t->uniform[m].factor, e->z_uniform[m]);
+    else if (tested)
+        snprintf(buf, cap, "%s (%s, z %.1f)", head, tail, e->z_count[m]);
     else
         snprintf(buf, cap, "%s (%s)", head, tail);
 }
@@ -100,7 +131,8 @@ static bool listed(const struct diff_entry *e, unsigned top, size_t *others)
 {
     if (e->verdict == DV_REGRESSION || e->verdict == DV_SHRANK)
         return true;
-    if (e->verdict != DV_SAME || *others >= top)
+    if ((e->verdict != DV_SAME && e->verdict != DV_UNIFORM && e->verdict != DV_GREW) ||
+        *others >= top)
         return false;
     ++*others;
     return true;
@@ -120,14 +152,92 @@ static void header_totals(FILE *o, const struct diff_table *t, bool is_new, bool
                 hprof_section_measure(t->section, m));
 }
 
-static void judged_list(FILE *o, const struct diff_table *t)
+/* The sampling interval of each file (cpu). */
+static void interval_text(FILE *o, const struct diff_table *t)
 {
-    bool first = true;
-    for (unsigned m = 0; m < hprof_section_nmeasures(t->section); m++)
-        if (t->judge & (1u << m)) {
-            fprintf(o, "%s%s", first ? "" : ", ", hprof_section_measure(t->section, m));
-            first = false;
-        }
+    fprintf(o, "base %g ms, new %g ms (%s)%s", t->base_interval, t->new_interval,
+            t->interval_given ? "given with --interval"
+                              : "assumed, the agent's default: the files do not record it",
+            t->normalized ? "; CPU time compared as samples x interval (--normalize)" : "");
+}
+
+static const char *partition_name(const struct diff_table *t)
+{
+    switch (t->kind) {
+    case DK_CPU:
+    case DK_TIMES:
+        return "stacks";
+    case DK_METHODS:
+        return "methods";
+    case DK_SITES:
+        return "sites";
+    default:
+        return "monitors";
+    }
+}
+
+/* The whole run's change of measure m, and whether it was one uniform factor. */
+static void uniform_text(FILE *o, const struct diff_table *t, unsigned m)
+{
+    const struct diff_uniform *u = &t->uniform[m];
+    const char *what = hprof_section_measure(t->section, m);
+    double total = t->base_total[m] ? (double)t->new_total[m] / t->base_total[m] *
+                                          (t->kind == DK_CPU && t->base_interval > 0
+                                               ? t->new_interval / t->base_interval
+                                               : 1)
+                                    : NAN;
+    if (u->finding)
+        fprintf(o, "UNIFORM: the whole run's %s changed by %+.0f%%, spread evenly: ", what,
+                (u->factor - 1) * 100);
+    else
+        fprintf(o, "whole run: %s %+.1f%% in total; ", what, (total - 1) * 100);
+    if (u->accepted)
+        fprintf(o, "%u of %u %s share a factor of %.3f (z %.1f)", u->agreeing, u->informative,
+                partition_name(t), u->factor, u->z);
+    else
+        fprintf(o, "no factor shared by most %s (%u of %u agree)", partition_name(t), u->agreeing,
+                u->informative);
+    fprintf(o, "; median ratio %.3f, each of the %s one vote", u->median, partition_name(t));
+    if (u->scatter > 0)
+        fprintf(o, "; the entries' changes scatter by +-%.0f beyond Poisson's (taken into z)",
+                u->scatter);
+
+    if (u->finding)
+        fprintf(o, "; %s",
+                u->fails                   ? "past uniform-growth: it fails the build"
+                : t->th.uniform_growth < 0 ? "uniform-growth none: it does not fail the build"
+                                           : "under uniform-growth: it does not fail the build");
+}
+
+/* Entries whose verdict on shares differs from the one on counts (count mode). */
+static size_t share_story(FILE *o, const struct diff_table *t, bool md, size_t max)
+{
+    size_t n = 0;
+    unsigned m = diff_first_judged(t);
+    if (t->mode != DM_COUNT)
+        return 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct diff_entry *e = &t->e[i];
+        bool count_up = e->flagged != 0, share_up = e->share_flagged != 0;
+        if (count_up == share_up || e->verdict == DV_NOT_JUDGED)
+            continue;
+        if (n++ >= max)
+            continue;
+        fprintf(o,
+                md ? "- shares tell another story: `%s` (%s) is %s on counts but %s on its "
+                     "share (%.1f%% -> %.1f%%)\n"
+                   : "  shares tell another story: %s (%s) is %s on counts but %s on its "
+                     "share (%.1f%% -> %.1f%%)\n",
+                e->key, diff_group_name(e->group), count_up ? "a regression" : "not one",
+                share_up ? "would be one" : "would not be one", e->base_share[m] * 100,
+                e->new_share[m] * 100);
+    }
+    if (n > max)
+        fprintf(o,
+                md ? "- and %zu more entries whose shares tell another story (JSON)\n"
+                   : "  and %zu more entries whose shares tell another story (JSON)\n",
+                n - max);
+    return n;
 }
 
 static void thresholds_text(FILE *o, const struct diff_table *t)
@@ -138,10 +248,16 @@ static void thresholds_text(FILE *o, const struct diff_table *t)
         fprintf(o, " and by >= %g points of share", th->delta_share * 100);
     else
         fprintf(o, " and by >= %g", th->delta_count);
-    if (t->sampled)
+    if (t->sampled || (t->mode == DM_COUNT && th->z > 0))
         fprintf(o, " and z >= %g", th->z);
     fprintf(o, "; entries under %g%% of the total in both runs are not judged",
             th->min_share * 100);
+    if (t->mode == DM_COUNT && t->kind != DK_HEAP) {
+        if (th->uniform_growth >= 0)
+            fprintf(o, "; a uniform growth of %g%% or more fails", th->uniform_growth * 100);
+        else
+            fprintf(o, "; a uniform growth never fails");
+    }
 }
 
 void diff_write_text(FILE *o, struct diff_table *const *tabs, size_t nt, unsigned top)
@@ -155,13 +271,24 @@ void diff_write_text(FILE *o, struct diff_table *const *tabs, size_t nt, unsigne
         header_totals(o, t, false, false);
         fprintf(o, "\n  new  ");
         header_totals(o, t, true, false);
+        if (t->kind == DK_CPU) {
+            fprintf(o, "\n  interval: ");
+            interval_text(o, t);
+        }
         fprintf(o, "\n  judged: ");
-        judged_list(o, t);
-        fprintf(o, " as %s\n  thresholds: ", mode_text(t));
+        judged_text(o, t);
+        fprintf(o, "\n  thresholds: ");
         thresholds_text(o, t);
-        fprintf(o, "\n  %s: %zu regression%s, %zu improved, %zu entries\n",
-                t->regressions ? "REGRESSION" : "OK", t->regressions,
-                t->regressions == 1 ? "" : "s", t->improvements, t->n);
+        for (unsigned m = 0; m < HPROF_MAX_MEASURES; m++)
+            if (t->mode == DM_COUNT && t->kind != DK_HEAP && (t->judge & (1u << m))) {
+                fprintf(o, "\n  ");
+                uniform_text(o, t, m);
+            }
+        fprintf(o, "\n  %s: %zu regression%s, %zu improved, %zu entries%s\n",
+                t->regressions || t->uniform_fails ? "REGRESSION" : "OK", t->regressions,
+                t->regressions == 1 ? "" : "s", t->improvements, t->n,
+                t->uniform_fails ? ", and a uniform change that fails" : "");
+        share_story(o, t, false, 5);
         size_t others = 0, nlisted = 0;
         fprintf(o, "\n  %-10s %-7s %-13s %-20s %-20s %-26s %s\n", "verdict", "what", "measure",
                 "base", "new", "change", "key");
@@ -222,24 +349,35 @@ void diff_write_markdown(FILE *o, struct diff_table *const *tabs, size_t nt, uns
 {
     size_t reg = 0;
     for (size_t k = 0; k < nt; k++)
-        reg += tabs[k]->regressions;
+        reg += tabs[k]->regressions + tabs[k]->uniform_fails;
     fprintf(o, "## hprof-diff: %s\n\n", reg ? "regression" : "no regression");
     for (size_t k = 0; k < nt; k++) {
         struct diff_table *t = tabs[k];
         diff_sort_for_report(t);
-        fprintf(o, "### %s %s (`%s`): %zu regression%s, %zu improved\n\n",
-                t->regressions ? "🔴" : "🟢", hprof_section_name(t->section),
+        fprintf(o, "### %s %s (`%s`): %zu regression%s, %zu improved%s\n\n",
+                t->regressions || t->uniform_fails ? "🔴" : "🟢", hprof_section_name(t->section),
                 diff_kind_name(t->kind), t->regressions, t->regressions == 1 ? "" : "s",
-                t->improvements);
+                t->improvements, t->uniform_fails ? ", a uniform change that fails" : "");
         fprintf(o, "- base ");
         header_totals(o, t, false, true);
         fprintf(o, "\n- new ");
         header_totals(o, t, true, true);
-        fprintf(o, "\n- judged: **");
-        judged_list(o, t);
-        fprintf(o, "** as %s\n- thresholds: ", mode_text(t));
+        if (t->kind == DK_CPU) {
+            fprintf(o, "\n- interval: ");
+            interval_text(o, t);
+        }
+        fprintf(o, "\n- judged: ");
+        judged_text(o, t);
+        fprintf(o, "\n- thresholds: ");
         thresholds_text(o, t);
-        fprintf(o, "\n\n");
+        for (unsigned m = 0; m < HPROF_MAX_MEASURES; m++)
+            if (t->mode == DM_COUNT && t->kind != DK_HEAP && (t->judge & (1u << m))) {
+                fprintf(o, "\n- ");
+                uniform_text(o, t, m);
+            }
+        fprintf(o, "\n");
+        share_story(o, t, true, 5);
+        fprintf(o, "\n");
         size_t others = 0, nlisted = 0;
         fprintf(o, "| | what | key | measure | base | new | change |\n"
                    "|---|---|---|---|--:|--:|--:|\n");
@@ -314,10 +452,13 @@ static void json_dbls(FILE *o, const double *v, unsigned n)
 
 void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
 {
-    size_t reg = 0;
-    for (size_t k = 0; k < nt; k++)
+    size_t reg = 0, ufail = 0;
+    for (size_t k = 0; k < nt; k++) {
         reg += tabs[k]->regressions;
-    fprintf(o, "{\"regressions\":%zu,\"comparisons\":[", reg);
+        ufail += tabs[k]->uniform_fails;
+    }
+    fprintf(o, "{\"failed\":%s,\"regressions\":%zu,\"uniform_fails\":%zu,\"comparisons\":[",
+            reg + ufail ? "true" : "false", reg, ufail);
     for (size_t k = 0; k < nt; k++) {
         struct diff_table *t = tabs[k];
         unsigned nm = hprof_section_nmeasures(t->section);
@@ -349,12 +490,47 @@ void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
         json_num(o, t->th.min_share);
         fprintf(o, ",\"z\":");
         json_num(o, t->th.z);
-        fprintf(o, "},\"base_total\":");
+        fprintf(o, ",\"uniform_growth\":");
+        json_num(o, t->th.uniform_growth);
+        fprintf(o, "}");
+        if (t->kind == DK_CPU) {
+            fprintf(o, ",\"interval\":{\"base\":");
+            json_num(o, t->base_interval);
+            fprintf(o, ",\"new\":");
+            json_num(o, t->new_interval);
+            fprintf(o, ",\"given\":%s,\"normalized\":%s}", t->interval_given ? "true" : "false",
+                    t->normalized ? "true" : "false");
+        }
+        fprintf(o, ",\"uniform\":[");
+        first = true;
+        for (unsigned m = 0; m < nm; m++) {
+            const struct diff_uniform *u = &t->uniform[m];
+            if (!(t->judge & (1u << m)) || t->mode != DM_COUNT || t->kind == DK_HEAP)
+                continue;
+            fprintf(o,
+                    "%s{\"measure\":\"%s\",\"accepted\":%s,\"finding\":%s,\"fails\":%s,"
+                    "\"informative\":%u,\"agreeing\":%u,\"factor\":",
+                    first ? "" : ",", hprof_section_measure(t->section, m),
+                    u->accepted ? "true" : "false", u->finding ? "true" : "false",
+                    u->fails ? "true" : "false", u->informative, u->agreeing);
+            json_num(o, u->factor);
+            fprintf(o, ",\"median\":");
+            json_num(o, u->median);
+            fprintf(o, ",\"z\":");
+            json_num(o, u->z);
+            fprintf(o, ",\"scatter\":");
+            json_num(o, u->scatter);
+            fputc('}', o);
+            first = false;
+        }
+        fprintf(o, "],\"base_total\":");
         json_u64s(o, t->base_total, nm);
         fprintf(o, ",\"new_total\":");
         json_u64s(o, t->new_total, nm);
-        fprintf(o, ",\"regressions\":%zu,\"improvements\":%zu,\"entries\":[", t->regressions,
-                t->improvements);
+        fprintf(o,
+                ",\"regressions\":%zu,\"improvements\":%zu,\"uniform_fails\":%zu,"
+                "\"entries\":[",
+                t->regressions, t->improvements, t->uniform_fails);
         for (size_t i = 0; i < t->n; i++) {
             const struct diff_entry *e = &t->e[i];
             fprintf(o, "%s{\"group\":\"%s\",\"key\":", i ? "," : "", diff_group_name(e->group));
@@ -374,11 +550,26 @@ void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
             json_dbls(o, e->base_share, nm);
             fprintf(o, ",\"new_share\":");
             json_dbls(o, e->new_share, nm);
-            if (t->sampled) {
+            if (t->sampled || t->kind == DK_CPU) {
                 fprintf(o, ",\"z\":");
                 json_dbls(o, e->z, nm);
             }
-            fputc('}', o);
+            if (t->mode == DM_COUNT) {
+                fprintf(o, ",\"ratio\":");
+                json_dbls(o, e->ratio, nm);
+                fprintf(o, ",\"z_count\":");
+                json_dbls(o, e->z_count, nm);
+                fprintf(o, ",\"z_uniform\":");
+                json_dbls(o, e->z_uniform, nm);
+            }
+            fprintf(o, ",\"share_flagged\":[");
+            first = true;
+            for (unsigned m = 0; m < nm; m++)
+                if (e->share_flagged & (1u << m)) {
+                    fprintf(o, "%s\"%s\"", first ? "" : ",", hprof_section_measure(t->section, m));
+                    first = false;
+                }
+            fprintf(o, "]}");
         }
         fprintf(o, "]}");
     }
