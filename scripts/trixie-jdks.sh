@@ -19,7 +19,7 @@ set -euo pipefail
 versions=(21 25)
 suite=trixie
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-cache=${HPROF_JDKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hprof-jdks}
+cache=${HPROF_JDKS_CACHE:-${XDG_CACHE_HOME:-~/.cache}/hprof-jdks}  # ~: works without $HOME too
 homes=$cache/homes
 
 die() {
