@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -75,9 +74,8 @@ class MonitorTest {
     // ---- virtual threads ----------------------------------------------------------------
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("hprof.tests.Jvm#jdks")
+    @MethodSource("hprof.tests.Jvm#virtualThreadJdks")
     void virtualThreadContentionIsChargedToTheVirtualThread(int feature) throws Exception {
-        Assumptions.assumeTrue(feature >= 21, "JDK " + feature + " has no virtual threads: skipped");
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("monitor-virtual");
         // Two carriers for five virtual threads: they share carriers and move between them.
