@@ -31,7 +31,8 @@ cd "$out/work"
 if [ $# -eq 0 ]; then
   set -- --scan-class-path="$out/tests"
 fi
+# --reports-dir: JUnit's XML report, with each case's time (doc/testing.md: time per JDK).
 exec "$jdk/bin/java" -jar "$junit" \
-  --class-path "$out/tests:$visualvm_heap" \
+  --class-path "$out/tests:$visualvm_heap" --reports-dir="$out/reports" \
   --disable-banner --disable-ansi-colors --details=tree --details-theme=ascii \
   --fail-if-no-tests "$@"

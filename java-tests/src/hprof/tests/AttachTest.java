@@ -14,10 +14,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** jcmd <pid> JVMTI.agent_load into a running VM, with real option strings. */
 class AttachTest {
-    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> jdks() {
-        return StartupTest.jdks();
-    }
-
     record Target(Process process, Path dir, Path stop) {}
 
     static Target start(Path jdk, String name) throws Exception {
@@ -69,9 +65,9 @@ class AttachTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void attachWithQuotedOptionsWritesTheProfile(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Target t = start(jdk, "attach");
         Path out = t.dir().resolve("attached.hprof");
         loadSites(jdk, t, out);
@@ -80,9 +76,9 @@ class AttachTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void unquotedOptionsAreRefusedWithAHintAndTheVmKeepsRunning(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Target t = start(jdk, "attach-bad");
         Jvm.Result r = jcmd(jdk, t, "JVMTI.agent_load", Jvm.lib().toString(), "heap=sites,format=b");
         assertTrue(r.out().contains("return code: -1") || r.out().contains("return code: 1")
@@ -94,9 +90,9 @@ class AttachTest {
 
     /** A load that fails (here: an unknown option) must leave nothing behind that refuses the next. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void aFailedAttachLeavesTheNextAttachWorking(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Target t = start(jdk, "attach-retry");
         Jvm.Result bad = load(jdk, t, "bogus=1");
         assertTrue(!bad.out().contains("return code: 0"), bad.describe());
@@ -111,9 +107,9 @@ class AttachTest {
     /** help prints the help text into the VM's stdout, starts nothing (it crashed the VM once) and
      *  leaves the next attach working although the JVM keeps the library loaded after it. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void helpAtAttachStartsNothingAndTheNextAttachWorks(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Target t = start(jdk, "attach-help");
         Jvm.Result help = load(jdk, t, "help");
         assertTrue(help.out().contains("return code: 0"), help.describe());
@@ -127,9 +123,9 @@ class AttachTest {
 
     /** A second real load is refused by design (one profile per VM) and the first one goes on. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void aSecondAttachAfterASuccessfulOneIsRefused(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Target t = start(jdk, "attach-twice");
         Path out = t.dir().resolve("first.hprof");
         loadSites(jdk, t, out);

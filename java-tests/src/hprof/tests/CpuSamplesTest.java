@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,84 +14,41 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** cpu=samples on real VMs: accuracy, idle threads, native code, many threads, binary output. */
 class CpuSamplesTest {
-    static Stream<Arguments> jdks() {
-        return Stream.of(17, 25).map(Arguments::of);
-    }
-
-    static Path jdkOrSkip(int feature) {
-        Path jdk = feature == Jvm.feature(Jvm.defaultJdk()) ? Jvm.defaultJdk() : Jvm.jdk(feature);
-        Assumptions.assumeTrue(jdk != null, "no JDK " + feature + " installed: skipped");
-        return jdk;
-    }
-
-    static void assertNoCrash(Jvm.Result r) throws Exception {
-        assertFalse(r.err().contains("A fatal error has been detected"), r.describe());
-        try (Stream<Path> files = Files.list(r.dir())) {
-            assertTrue(files.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), r.describe());
-        }
-    }
-
-    /** What an ascii profile says about threads, traces and CPU samples. */
-    record Profile(Map<Long, String> threadNames, Map<Long, Long> traceThread,
-                   Map<Long, List<String>> traceFrames, long total, List<Row> rows, String text) {
-        record Row(double self, long count, long trace, String method) {}
-
-        static final Pattern THREAD = Pattern.compile("THREAD START \\(obj=[0-9a-f]+, id = (\\d+), name=\"([^\"]*)\"");
-        static final Pattern TRACE = Pattern.compile("TRACE (\\d+):(?: \\(thread=(\\d+)\\))?");
-        static final Pattern BEGIN = Pattern.compile("CPU SAMPLES BEGIN \\(total = (\\d+)\\)");
-        static final Pattern ROW = Pattern.compile("\\s*\\d+\\s+([0-9.]+)%\\s+[0-9.]+%\\s+(\\d+)\\s+(\\d+) (\\S+)");
+    /** What an ascii profile says about threads, traces and CPU samples (AsciiProfile's reading). */
+    record Profile(Map<Integer, String> threadNames, Map<Integer, Integer> traceThread,
+                   Map<Integer, List<String>> traceFrames, long total, List<Row> rows, String text) {
+        record Row(double self, long count, int trace, String method) {}
 
         static Profile read(Path file) throws Exception {
-            String text = Files.readString(file);
-            Map<Long, String> names = new HashMap<>();
-            Map<Long, Long> traceThread = new HashMap<>();
-            Map<Long, List<String>> frames = new HashMap<>();
-            List<Row> rows = new ArrayList<>();
-            long total = -1;
-            List<String> current = null;
-            boolean inSamples = false;
-            for (String line : text.split("\n")) {
-                Matcher m;
-                if (line.startsWith("\t") && current != null) {
-                    current.add(line.trim());
-                    continue;
-                }
-                current = null;
-                if ((m = THREAD.matcher(line)).lookingAt()) {
-                    names.put(Long.parseLong(m.group(1)), m.group(2));
-                } else if ((m = TRACE.matcher(line)).lookingAt()) {
-                    long serial = Long.parseLong(m.group(1));
-                    if (m.group(2) != null)
-                        traceThread.put(serial, Long.parseLong(m.group(2)));
-                    current = new ArrayList<>();
-                    frames.put(serial, current);
-                } else if ((m = BEGIN.matcher(line)).lookingAt()) {
-                    assertEquals(-1, total, "one CPU SAMPLES section expected\n" + text);
-                    total = Long.parseLong(m.group(1));
-                    inSamples = true;
-                } else if (line.startsWith("CPU SAMPLES END")) {
-                    inSamples = false;
-                } else if (inSamples && (m = ROW.matcher(line)).matches()) {
-                    rows.add(new Row(Double.parseDouble(m.group(1)), Long.parseLong(m.group(2)),
-                            Long.parseLong(m.group(3)), m.group(4)));
-                }
-            }
-            assertTrue(total >= 0, "no CPU SAMPLES section\n" + text);
-            return new Profile(names, traceThread, frames, total, rows, text);
+            AsciiProfile a = AsciiProfile.read(file);
+            List<AsciiProfile.Section> samples = a.sections("CPU SAMPLES");
+            assertFalse(samples.isEmpty(), "no CPU SAMPLES section\n" + a.text);
+            assertEquals(1, samples.size(), "one CPU SAMPLES section expected\n" + a.text);
+            Map<Integer, Integer> traceThread = new HashMap<>();
+            Map<Integer, List<String>> frames = new HashMap<>();
+            a.traces.forEach((serial, t) -> {
+                frames.put(serial, t.frames());
+                if (t.thread() != 0)
+                    traceThread.put(serial, t.thread());
+            });
+            List<Row> rows = samples.get(0).rows().stream()
+                    .map(r -> new Row(r.self(), r.number(0), (int) r.number(1), r.rest())).toList();
+            for (Row r : rows)
+                assertFalse(r.method().contains(" "), "CPU SAMPLES row shape: " + r);
+            return new Profile(a.threadNames, traceThread, frames, samples.get(0).total(), rows, a.text);
         }
 
         /** Samples per thread name (thread=y), over the rows written. */
         Map<String, Long> byThread() {
             Map<String, Long> m = new HashMap<>();
             for (Row r : rows) {
-                Long thread = traceThread.get(r.trace());
+                Integer thread = traceThread.get(r.trace());
                 assertNotNull(thread, "trace " + r.trace() + " has no thread\n" + text);
                 String name = threadNames.get(thread);
                 assertNotNull(name, "thread " + thread + " has no THREAD START\n" + text);
@@ -122,16 +78,16 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void threeToOneWorkShowsAsThreeToOneAndIdleThreadsAsNothing(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-accuracy");
         int interval = 5;
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=" + interval + ",cutoff=0,file=cpu.txt")),
                 "CpuBusy", "4000");
         assertEquals(0, r.exit(), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         assertEquals(p.total(), p.sumOfRows(), "cutoff=0 writes every row\n" + p.text());
         Map<String, Long> byThread = p.byThread();
@@ -159,7 +115,7 @@ class CpuSamplesTest {
     }
 
     static Stream<Arguments> jdksAndFormats() {
-        return Stream.of(17, 25).flatMap(j -> Stream.of(Arguments.of(j, "a"), Arguments.of(j, "b")));
+        return Jvm.jdksTimes("a", "b");
     }
 
     /** Samples whose top frame is InlinedLeaf.mix, and the total, from an ascii or binary profile. */
@@ -193,14 +149,14 @@ class CpuSamplesTest {
     @ParameterizedTest(name = "JDK {0}, format={1}")
     @MethodSource("jdksAndFormats")
     void inlinedStraightLineMethodIsTheTopFrame(int feature, String format) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-inlined");
         String file = format.equals("a") ? "cpu.txt" : "cpu.hprof";
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,depth=8,cutoff=0,format=" + format + ",file=" + file)),
                 "InlinedLeaf", "3000");
         assertEquals(0, r.exit(), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         long[] m = mixShare(dir, format);
         assertTrue(m[1] >= 50, "too few samples to judge: " + m[1] + "\n" + r.describe());
         double share = (double) m[0] / m[1];
@@ -214,15 +170,15 @@ class CpuSamplesTest {
      * walker takes the stack with GetStackTrace, which cannot change until the thread is back
      * in Java. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void timeInTheVmIsCreditedToTheJavaMethodThatAskedForIt(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-vm-time");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,interval=1,depth=4,cutoff=0,verbose=y,file=cpu.txt")),
                 "ZeroedArrays", "2500");
         assertEquals(0, r.exit(), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         assertEquals(p.total(), p.sumOfRows(), p.text());
         assertTrue(p.total() >= 500, "too few samples to judge: " + p.total() + "\n" + r.describe());
@@ -239,14 +195,14 @@ class CpuSamplesTest {
     }
 
     static Stream<Arguments> jdksAndIntervals() {
-        return Stream.of(17, 25).flatMap(j -> Stream.of(Arguments.of(j, 10), Arguments.of(j, 1)));
+        return Jvm.jdksTimes(10, 1);
     }
 
     /** A thread busy on the CPU for T seconds gets T / interval samples (within 10%). */
     @ParameterizedTest(name = "JDK {0}, interval={1}")
     @MethodSource("jdksAndIntervals")
     void busyThreadGetsItsCpuTimeOverIntervalSamples(int feature, int interval) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-rate");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
@@ -266,15 +222,15 @@ class CpuSamplesTest {
     /** The application takes SIGPROF over while the async sampler runs: the agent says so once
      * and the safepoint sampler goes on sampling every thread. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void signalTakenOverFallsBackToTheSafepointSampler(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-takeover");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,cutoff=0,file=cpu.txt")),
                 "SignalTakeover", "4000", "1500");
         assertEquals(0, r.exit(), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertEquals(1, r.err().split("replaced hprof's SIGPROF handler", -1).length - 1, r.describe());
         Matcher m = Pattern.compile("busy-cpu-ms (\\d+)").matcher(r.out());
         assertTrue(m.find(), r.describe());
@@ -290,9 +246,9 @@ class CpuSamplesTest {
     /** sampler=safepoint keeps the old sampler: a stack is taken at a poll, so the inlined
      * method's time shows in the loop around it. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void safepointSamplerIsStillThere(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-safepoint");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,sampler=safepoint,depth=8,cutoff=0,file=cpu.txt")),
@@ -304,21 +260,17 @@ class CpuSamplesTest {
         assertTrue(m[1] >= 20 && m[0] < m[1] / 2, m[0] + " of " + m[1] + "\n" + r.describe());
     }
 
-    static Stream<Arguments> virtualThreadJdks() {
-        return Stream.of(21, 25).map(Arguments::of);
-    }
-
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("virtualThreadJdks")
+    @MethodSource("hprof.tests.Jvm#virtualThreadJdks")
     void virtualThreadsAreSampledWithTheirOwnStacks(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-virtual");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,depth=8,cutoff=0,file=cpu.txt")),
                 "VirtualBusy", "350");
         assertEquals(0, r.exit(), r.describe());
         assertTrue(r.out().contains("virtual-busy done true true"), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         assertEquals(p.total(), p.sumOfRows(), p.text());
         Map<String, Long> byThread = p.byThread(); // every trace's thread has a THREAD START
@@ -356,9 +308,9 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void intervalSetsTheRoundRateAndWhatOneSampleIsWorth(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-interval");
         int interval = 50;
         // Rounds are the safepoint sampler's (the async sampler's rate is checked below).
@@ -377,9 +329,9 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void busyNativeCodeCountsButBlockedNativeCodeDoesNot(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-native");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,cutoff=0,file=cpu.txt")),
@@ -399,9 +351,9 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void cutoffLeavesOutSmallRowsButNotTheirSamples(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-cutoff");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("cpu=samples,cutoff=0.1,file=cpu.txt")),
                 "CpuBusy", "1500");
@@ -419,15 +371,15 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void manyThreadsStartingAndEndingWhileSamplingEveryMillisecond(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-churn");
         Jvm.Result r = Jvm.run(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=1,depth=8,cutoff=0,file=cpu.txt")),
                 "ThreadChurn", "3000");
         assertEquals(0, r.exit(), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         Matcher m = Pattern.compile("churn started (\\d+)").matcher(r.out());
         assertTrue(m.find(), r.describe());
         assertTrue(Long.parseLong(m.group(1)) >= 100, r.describe());
@@ -441,9 +393,9 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void attachedSamplerCountsFromTheAttach(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-attach");
         Process p = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", Jvm.programs().toString(),
                 "CpuBusy", "4000")
@@ -528,9 +480,9 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void socketControlSwitchesSamplingPerThreadAndClears(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-control");
         byte[] dumpAll = NetTest.cmd(NetTest.CPU_SAMPLES, 0, NetTest.cat(NetTest.u2(0), NetTest.f4(0f)));
         try (NetTest.Peer peer = NetTest.Peer.loopback()) {
@@ -596,9 +548,9 @@ class CpuSamplesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void binaryCpuSamplesPassTheStrictReader(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-binary");
         Path file = dir.resolve("cpu.hprof");
         Jvm.Result r = Jvm.run(jdk, dir,

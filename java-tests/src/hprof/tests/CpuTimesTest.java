@@ -14,12 +14,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** cpu=times and cpu=old on real VMs: exact call counts per trace and per method from a program
@@ -30,14 +30,14 @@ class CpuTimesTest {
     // ---- exact counts --------------------------------------------------------------------
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {17, 25})
+    @MethodSource("hprof.tests.Jvm#jdks")
     void countsPerTraceAreExact(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-times");
         Jvm.Result r = Jvm.run(jdk, dir, List.of("-Xverify:all", Jvm.agentpath("cpu=times,cutoff=0,file=out.txt")),
                 "CpuTimesProgram");
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertTrue(r.out().contains("cpu-times done"), r.describe());
         assertTrue(r.err().contains(" 0 exits without entry"), r.err());
         CpuTime t = CpuTime.read(dir.resolve("out.txt"));
@@ -88,9 +88,9 @@ class CpuTimesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {25})
+    @MethodSource("hprof.tests.Jvm#virtualThreadJdks")
     void virtualThreadsAreTrackedPerVirtualThread(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-times-virtual");
         // Two carriers for twenty virtual threads that sleep: they unmount and move between
         // carriers in the middle of tracked methods.
@@ -111,30 +111,25 @@ class CpuTimesTest {
         Jvm.Result r = Jvm.run(Jvm.defaultJdk(), dir, List.of(Jvm.agentpath("cpu=old,cutoff=0,file=out.txt")),
                 "CpuTimesProgram");
         assertEquals(0, r.exit(), r.describe());
-        String text = Files.readString(dir.resolve("out.txt"));
-        Matcher m = Pattern.compile("(?s)CPU TIME BY METHOD \\(ms\\) BEGIN \\(total = (\\d+)\\)[^\n]*\n"
-                + "rank   self  accum   count  self_ms total_ms method signature\n(.*?)CPU TIME BY METHOD \\(ms\\) END\n")
-                .matcher(text);
-        assertTrue(m.find(), text);
-        assertFalse(text.contains("CPU TIME (ms) BEGIN"), "cpu=old writes no per-trace section");
-        Pattern row = Pattern.compile(" *\\d+ +[0-9.]+% +[0-9.]+% +(\\d+) +(\\d+) +(\\d+) (\\S+) (\\S+)");
+        AsciiProfile out = AsciiProfile.read(dir.resolve("out.txt"));
+        AsciiProfile.Section m = out.section("CPU TIME BY METHOD (ms)", 0);
+        assertTrue(out.sections("CPU TIME (ms)").isEmpty(), "cpu=old writes no per-trace section");
         Map<String, long[]> rows = new HashMap<>();
-        for (String l : m.group(2).lines().toList()) {
-            Matcher rm = row.matcher(l);
-            assertTrue(rm.matches(), "row shape: " + l);
-            rows.put(rm.group(4) + " " + rm.group(5), new long[] {Long.parseLong(rm.group(1)),
-                    Long.parseLong(rm.group(2)), Long.parseLong(rm.group(3))});
+        for (AsciiProfile.Row row : m.rows()) {
+            assertEquals(3, row.numbers().length, "row shape: " + row);
+            assertEquals(2, row.rest().split(" ").length, "row shape: " + row);
+            rows.put(row.rest(), new long[] {row.number(0), row.number(1), row.number(2)});
         }
-        assertEquals(12345, rows.get("CpuTimesProgram.leaf (I)I")[0], m.group());
-        assertEquals(678, rows.get("CpuTimesProgram.middle (I)V")[0], m.group());
-        assertEquals(1000, rows.get("CpuTimesProgram.recurse (I)I")[0], m.group());
-        assertEquals(50, rows.get("CpuTimesProgram.thrower (I)V")[0], m.group());
+        assertEquals(12345, rows.get("CpuTimesProgram.leaf (I)I")[0], m.text());
+        assertEquals(678, rows.get("CpuTimesProgram.middle (I)V")[0], m.text());
+        assertEquals(1000, rows.get("CpuTimesProgram.recurse (I)I")[0], m.text());
+        assertEquals(50, rows.get("CpuTimesProgram.thrower (I)V")[0], m.text());
         long[] main = rows.get("CpuTimesProgram.main ([Ljava/lang/String;)V");
-        assertEquals(1, main[0], m.group());
+        assertEquals(1, main[0], m.text());
         // main's total time holds everything it called; no method's self exceeds its total.
         for (long[] v : rows.values())
-            assertTrue(v[1] <= v[2] + 1, m.group());
-        assertTrue(main[2] >= rows.get("CpuTimesProgram.middle (I)V")[2], m.group());
+            assertTrue(v[1] <= v[2] + 1, m.text());
+        assertTrue(main[2] >= rows.get("CpuTimesProgram.middle (I)V")[2], m.text());
     }
 
     // ---- dumps ----------------------------------------------------------------------------
@@ -176,7 +171,7 @@ class CpuTimesTest {
         Jvm.Result r = Jvm.run(Jvm.defaultJdk(), dir, Jvm.envWith("HPROF_CPU_TIMES_PROBE", probe),
                 List.of(Jvm.agentpath("cpu=times,cutoff=0,file=out.txt")), "CpuTimesProgram");
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertTrue(r.out().contains("cpu-times done"), r.describe());
         assertTrue(r.err().contains("diagnostic probe HPROF_CPU_TIMES_PROBE=" + probe), r.err());
         assertTrue(Pattern.compile("rewrote \\d{3,} boot and \\d+ other classes \\(\\d+ left alone, 0 failed\\)")
@@ -206,9 +201,9 @@ class CpuTimesTest {
     // ---- real code under -Xverify:all -----------------------------------------------------
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {17, 25})
+    @MethodSource("hprof.tests.Jvm#jdks")
     void javacCompilesInstrumented(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-times-javac");
         Path src = dir.resolve("src"), out = dir.resolve("classes");
         Process gen = new ProcessBuilder("python3",
@@ -226,7 +221,7 @@ class CpuTimesTest {
         cmd.addAll(files);
         Jvm.Result r = Jvm.exec(cmd, dir, Map.of(), 600);
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertFalse(r.err().contains("VerifyError"), r.err());
         assertTrue(r.err().contains(" 0 failed)"), r.err());
         try (Stream<Path> s = Files.walk(out)) {
@@ -237,17 +232,17 @@ class CpuTimesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {17, 25})
+    @MethodSource("hprof.tests.Jvm#jdks")
     void h2RunsInstrumented(int feature) throws Exception {
         Path h2 = Path.of("/usr/share/java/h2.jar");
         Assumptions.assumeTrue(Files.exists(h2), "no /usr/share/java/h2.jar (Debian libh2-java): skipped");
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-times-h2");
         List<String> cmd = List.of(jdk.resolve("bin/java").toString(), "-Xverify:all",
                 Jvm.agentpath("cpu=times,file=out.txt"), "-cp", Jvm.programs() + ":" + h2, "CpuTimesJdbc");
         Jvm.Result r = Jvm.exec(cmd, dir, Map.of(), 300);
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertFalse(r.err().contains("VerifyError"), r.err());
         assertTrue(r.out().contains("rows 500 sum 125250 groups 7"), r.describe());
         assertTrue(r.err().contains(" 0 failed)"), r.err());
@@ -287,36 +282,19 @@ class CpuTimesTest {
 
         CpuTime(String text, int which) {
             this.text = text;
-            Pattern start = Pattern.compile("THREAD START \\(obj=\\w+, id = (\\d+), name=\"([^\"]*)\".*");
-            Pattern head = Pattern.compile("TRACE (\\d+):(?: \\(thread=(\\d+)\\))?");
-            List<String> current = null;
-            for (String l : text.lines().toList()) {
-                Matcher m;
-                if ((m = start.matcher(l)).matches()) {
-                    threadNames.put(Integer.parseInt(m.group(1)), m.group(2));
-                } else if ((m = head.matcher(l)).matches()) {
-                    current = new ArrayList<>();
-                    traces.put(Integer.parseInt(m.group(1)), current);
-                    if (m.group(2) != null)
-                        traceThread.put(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)));
-                    continue;
-                }
-                if (current != null && l.startsWith("\t"))
-                    current.add(l.substring(1).replaceAll("\\(.*\\)$", ""));
-                else
-                    current = null;
-            }
-            Matcher m = Pattern.compile("(?s)CPU TIME \\(ms\\) BEGIN \\(total = (\\d+)\\)[^\n]*\n"
-                    + "rank   self  accum   count trace method\n(.*?)CPU TIME \\(ms\\) END\n").matcher(text);
-            for (int i = 0; i <= which; i++)
-                assertTrue(m.find(), "no CPU TIME section " + i + "\n" + text);
-            total = Long.parseLong(m.group(1));
-            Pattern row = Pattern.compile(" *\\d+ +([0-9.]+)% +([0-9.]+)% +(\\d+) (\\d+) (\\S+)");
-            for (String l : m.group(2).lines().toList()) {
-                Matcher r = row.matcher(l);
-                assertTrue(r.matches(), "CPU TIME row shape: " + l);
-                lastAccum = Double.parseDouble(r.group(2));
-                rows.add(new Row(Long.parseLong(r.group(3)), Integer.parseInt(r.group(4)), r.group(5)));
+            AsciiProfile a = AsciiProfile.parse(text);
+            threadNames.putAll(a.threadNames);
+            a.traces.forEach((serial, t) -> {
+                traces.put(serial, t.methods());
+                if (t.thread() != 0)
+                    traceThread.put(serial, t.thread());
+            });
+            AsciiProfile.Section s = a.section("CPU TIME (ms)", which);
+            total = s.total();
+            for (AsciiProfile.Row r : s.rows()) {
+                assertFalse(r.rest().contains(" "), "CPU TIME row shape: " + r);
+                lastAccum = r.accum();
+                rows.add(new Row(r.number(0), (int) r.number(1), r.rest()));
             }
         }
 

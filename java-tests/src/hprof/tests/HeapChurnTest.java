@@ -9,19 +9,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.graalvm.visualvm.lib.jfluid.heap.Heap;
 import org.graalvm.visualvm.lib.jfluid.heap.HeapFactory;
 import org.graalvm.visualvm.lib.jfluid.heap.Instance;
 import org.graalvm.visualvm.lib.jfluid.heap.JavaClass;
 import org.graalvm.visualvm.lib.jfluid.heap.ObjectFieldValue;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -35,12 +32,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 class HeapChurnTest {
     static final int ROUNDS = 5; // socket dumps, and as many SIGQUIT dumps, alternating
 
-    static Stream<Arguments> jdksAndWalks() { return HeapDumpTest.jdksAndWalks(); }
-
     @ParameterizedTest(name = "JDK {0}, {1}")
-    @MethodSource("jdksAndWalks")
+    @MethodSource("hprof.tests.HeapDumpTest#jdksAndWalks")
     void dumpsStayWholeWhileClassesComeAndGo(int feature, String walk) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapchurn-" + walk);
         Path saved = dir.resolve("churn.hprof"), go = dir.resolve("go"), portFile = dir.resolve("port");
         Path out = dir.resolve("out.txt"), err = dir.resolve("err.txt");
@@ -112,9 +107,9 @@ class HeapChurnTest {
      * dump: UNLOAD CLASS records for them (hprof-read checks that nothing after them names
      * them), and the second dump no longer holds them. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void unloadedClassesGetUnloadClassRecords(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapchurn-unload");
         Path file = dir.resolve("unload.hprof"), go = dir.resolve("go");
         Path out = dir.resolve("out.txt"), err = dir.resolve("err.txt");
@@ -142,8 +137,6 @@ class HeapChurnTest {
         assertEquals(1, count(first, "ClassChurn$Payload"), "the payload in the first dump");
         assertEquals(0, count(last, "ClassChurn$Payload"), "no payload in the exit dump");
     }
-
-    static Stream<Arguments> jdks() { return StartupTest.jdks(); }
 
     static int count(Heap heap, String name) {
         int n = 0;

@@ -41,12 +41,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 class HeapDumpTest {
     static final String G = "HeapDumpGraph";
 
-    static Stream<Arguments> jdks() { return StartupTest.jdks(); }
-
     /** Each JDK with each object naming of the walk. */
     static Stream<Arguments> jdksAndWalks() {
-        return StartupTest.jdks().flatMap(a -> Stream.of(Arguments.of(a.get()[0], "addresses"),
-                Arguments.of(a.get()[0], "tags")));
+        return Jvm.jdksTimes("addresses", "tags");
     }
 
     static Map<String, String> walkEnv(String walk) {
@@ -58,7 +55,7 @@ class HeapDumpTest {
         List<String> jvmArgs = List.of(Jvm.agentpath(options));
         Jvm.Result r = Jvm.run(jdk, dir, env, jvmArgs, G, args);
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertTrue(r.out().contains("graph done"), r.describe());
         assertFalse(r.err().contains("HPROF ERROR"), r.describe());
         assertFalse(r.err().contains("HPROF WARNING"), r.describe());
@@ -242,7 +239,7 @@ class HeapDumpTest {
     @ParameterizedTest(name = "JDK {0}, {1}")
     @MethodSource("jdksAndWalks")
     void dumpAtExitHoldsTheGraph(int feature, String walk) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-exit-" + walk);
         Path file = dir.resolve("exit.hprof");
         runGraph(jdk, dir, walkEnv(walk), "heap=dump,format=b,file=" + file, "exit");
@@ -254,9 +251,9 @@ class HeapDumpTest {
 
     /** The classes and instance counts HotSpot's own dumper sees in the same heap. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void sameClassesAndCountsAsHotSpot(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-vs-hotspot");
         Path ours = dir.resolve("ours.hprof"), theirs = dir.resolve("hotspot.hprof"), go = dir.resolve("go");
         GraphProcess p = GraphProcess.start(jdk, dir, List.of("-Xshare:off",
@@ -311,9 +308,9 @@ class HeapDumpTest {
 
     /** The ascii dump: totals that are true, and the graph's records in the documented shapes. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void asciiDumpTotalsAreTrue(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-ascii");
         Path file = dir.resolve("dump.txt");
         runGraph(jdk, dir, Map.of(), "heap=dump,file=" + file, "exit");
@@ -358,9 +355,9 @@ class HeapDumpTest {
 
     /** A dump on SIGQUIT and one at exit: two complete dumps in one file, gzip compressed. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void twoDumpsInOneGzipFile(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-gz");
         Path file = dir.resolve("two.hprof.gz"), go = dir.resolve("go");
         GraphProcess p = GraphProcess.start(jdk, dir, List.of(Jvm.agentpath("heap=dump,format=b,gz=y,file=" + file)),
@@ -379,14 +376,13 @@ class HeapDumpTest {
 
     /** The address naming of objects under every collector (objects move differently). */
     static Stream<Arguments> jdksAndCollectors() {
-        return StartupTest.jdks().flatMap(a -> Stream.of("-XX:+UseSerialGC", "-XX:+UseParallelGC",
-                "-XX:+UseZGC", "-XX:+UseShenandoahGC").map(gc -> Arguments.of(a.get()[0], gc)));
+        return Jvm.jdksTimes("-XX:+UseSerialGC", "-XX:+UseParallelGC", "-XX:+UseZGC", "-XX:+UseShenandoahGC");
     }
 
     @ParameterizedTest(name = "JDK {0}, {1}")
     @MethodSource("jdksAndCollectors")
     void everyCollectorGivesTheGraph(int feature, String gc) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-gc");
         Path file = dir.resolve("gc.hprof");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(gc, Jvm.agentpath("heap=dump,format=b,file=" + file)), G, "exit");
@@ -399,9 +395,9 @@ class HeapDumpTest {
     /** verbose=y: progress lines while dumping (every line, with HPROF_PROGRESS_MS=0);
      * verbose=n: none. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void verboseDumpsReportProgress(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-verbose");
         Map<String, String> env = Jvm.envWith("HPROF_PROGRESS_MS", "0");
         Jvm.Result loud = Jvm.run(jdk, dir, env, List.of(Jvm.agentpath("heap=dump,format=b,file=" + dir.resolve("a.hprof"))),
@@ -421,9 +417,9 @@ class HeapDumpTest {
     /** A full disk (/dev/full): one error line, and the dump's last line says it failed, never
      * "done"; the program ends normally. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void writeErrorEndsWithDumpFailed(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-full");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("heap=dump,format=b,file=/dev/full")), G, "exit");
         assertEquals(0, r.exit(), r.describe());
@@ -438,9 +434,9 @@ class HeapDumpTest {
 
     /** Loaded into a running VM with jcmd JVMTI.agent_load, then dumped by SIGQUIT. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void attachedAgentDumpsTheGraph(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("heapdump-attach");
         Path file = dir.resolve("attached.hprof"), go = dir.resolve("go");
         GraphProcess p = GraphProcess.start(jdk, dir, List.of("-XX:+EnableDynamicAgentLoading"), "wait", go.toString());
@@ -457,9 +453,9 @@ class HeapDumpTest {
 
     /** A heap dump asked for by a socket command (tools/hprof-listen's "dump"), read back whole. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void socketCommandDumpsTheGraph(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path saved = overSocket(jdk, Jvm.workDir("heapdump-net"), "heap=dump,format=b,doe=n", "dump");
         HprofRead.Report report = HprofRead.check(saved);
         assertEquals(0, report.exit(), report.output());
@@ -470,9 +466,9 @@ class HeapDumpTest {
     /** DUMP HEAP dumps the heap whatever heap= says (as the JDK 8 agent did); ALLOC SITES
      * without heap=sites answers with an empty ALLOC SITES record. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void socketDumpHeapWithoutHeapOption(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path saved = overSocket(jdk, Jvm.workDir("heapdump-net-noheap"), "cpu=samples,format=b,doe=n", "sites 0",
                 "dump");
         HprofRead.Report report = HprofRead.check(saved);

@@ -15,11 +15,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -39,14 +36,6 @@ class HeapSitesTest {
     static final int MOVED_A1 = 100, KEPT_A1 = 50, MOVED_B = 80_000, KEPT_B2 = 5000;
     static final int MOVED_A2 = 1000, KEPT_A2 = 100, PAIRS = 3000, PAIRS_KEPT = 300;
     static final String MOVED = "SitesProgram$Moved", PAIR = "SitesProgram$Pair";
-
-    static Stream<Arguments> jdks() { return Stream.of(17, 25).map(Arguments::of); }
-
-    static Path jdkOrSkip(int feature) {
-        Path jdk = feature == Jvm.feature(Jvm.defaultJdk()) ? Jvm.defaultJdk() : Jvm.jdk(feature);
-        Assumptions.assumeTrue(jdk != null, "no JDK " + feature + " installed: skipped");
-        return jdk;
-    }
 
     static Jvm.Result run(Path jdk, Path dir, String options, String main, String... args)
         throws Exception {
@@ -122,10 +111,10 @@ class HeapSitesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void exactCountsAscii(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-ascii");
-        Jvm.Result res = Jvm.run(jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_STATS", "1"),
+        Jvm.Result res = Jvm.run(Jvm.jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_STATS", "1"),
                 List.of(Jvm.agentpath("heap=sites,cutoff=0,lineno=n")), P);
         assertEquals(0, res.exit(), res.describe());
         // The default site of Moved did move (the counts below are checked across the move).
@@ -144,10 +133,10 @@ class HeapSitesTest {
      * JDKs and walks some allocations, and the counts stay exact, since what is recorded is
      * always GetStackTrace's stack. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void agctCheckKeepsCountsExact(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-agct");
-        Jvm.Result res = Jvm.run(jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_AGCT_CHECK", "1"),
+        Jvm.Result res = Jvm.run(Jvm.jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_AGCT_CHECK", "1"),
                 List.of(Jvm.agentpath("heap=sites,cutoff=0,lineno=n")), P);
         assertEquals(0, res.exit(), res.describe());
         java.util.regex.Matcher m = java.util.regex.Pattern
@@ -161,10 +150,10 @@ class HeapSitesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void exactCountsBinary(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-binary");
-        run(jdkOrSkip(feature), dir, "heap=sites,format=b,cutoff=0,lineno=n", P);
+        run(Jvm.jdkOrSkip(feature), dir, "heap=sites,format=b,cutoff=0,lineno=n", P);
         SitesReport r = SitesReport.binary(dir.resolve("java.hprof"));
         assertEquals(1, r.dumps.size());
         Dump d = r.last();
@@ -299,10 +288,10 @@ class HeapSitesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void sampledModeWithIntervalOneIsExact(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-interval1");
-        run(jdkOrSkip(feature), dir, "heap=sites,cutoff=0,lineno=n,sites_interval=1", P, "signal",
+        run(Jvm.jdkOrSkip(feature), dir, "heap=sites,cutoff=0,lineno=n,sites_interval=1", P, "signal",
             dir.resolve("java.hprof.txt").toString());
         SitesReport r = ascii(dir);
         assertEquals(2, r.dumps.size());
@@ -312,10 +301,10 @@ class HeapSitesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void sampledModeEstimatesVolume(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-sampled");
-        run(jdkOrSkip(feature), dir, "heap=sites,cutoff=0,lineno=n,sites_interval=16384",
+        run(Jvm.jdkOrSkip(feature), dir, "heap=sites,cutoff=0,lineno=n,sites_interval=16384",
             "SitesVolume");
         SitesReport r = ascii(dir);
         Dump d = r.last();
@@ -333,10 +322,10 @@ class HeapSitesTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void threadsAllocatingWhileClassesUnload(int feature) throws Exception {
         Path dir = Jvm.workDir("sites-unload");
-        Jvm.Result res = Jvm.run(jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_STATS", "1"),
+        Jvm.Result res = Jvm.run(Jvm.jdkOrSkip(feature), dir, Jvm.envWith("HPROF_SITES_STATS", "1"),
                 List.of(Jvm.agentpath("heap=sites,cutoff=0,lineno=n")), "SitesStress",
                 Jvm.programs().toString());
         assertEquals(0, res.exit(), res.describe());
@@ -361,9 +350,9 @@ class HeapSitesTest {
     /** CONTROL alloc traces off and on over the socket (net=): what is allocated while off is
      *  never counted, allocated or live, though its objects stay reachable. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void controlTurnsTrackingOffAndOn(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("sites-control");
         try (NetTest.Peer peer = NetTest.Peer.loopback()) {
             List<String> cmd = new ArrayList<>(List.of(jdk.resolve("bin/java").toString(),

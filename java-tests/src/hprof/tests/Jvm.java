@@ -10,8 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.provider.Arguments;
 
-/** Starts real JVMs with the agent and captures what they print and write. */
+/** Finds the JDKs the tests run on, starts real JVMs with the agent and captures what they print
+ *  and write: the one JDK helper of every test class. */
 public final class Jvm {
     private Jvm() {}
 
@@ -40,17 +44,47 @@ public final class Jvm {
         return home != null && !home.isEmpty() ? Path.of(home) : Path.of(System.getProperty("java.home"));
     }
 
-    /** A JDK of the given feature release, from HPROF_JDK<N> or /usr/lib/jvm; null if none. */
+    /** The feature releases every JDK-parameterised test runs on. */
+    static final List<Integer> FEATURES = List.of(17, 21, 25);
+
+    /** One argument (the feature release) per JDK of FEATURES; jdkOrSkip skips a missing one. */
+    public static Stream<Arguments> jdks() {
+        return FEATURES.stream().map(Arguments::of);
+    }
+
+    /** The JDKs with virtual threads (21 and later). */
+    public static Stream<Arguments> virtualThreadJdks() {
+        return FEATURES.stream().filter(f -> f >= 21).map(Arguments::of);
+    }
+
+    /** (feature, value) for every JDK and every value. */
+    public static Stream<Arguments> jdksTimes(Object... values) {
+        return FEATURES.stream().flatMap(f -> Arrays.stream(values).map(v -> Arguments.of(f, v)));
+    }
+
+    /** The JDK of that feature release the build chose (meson passes HPROF_JDK<N> for each one
+     *  java-tests/find_jdks.py found, scripts/trixie-jdks.sh's first), or the default JDK if it
+     *  is that release; null if none. */
     public static Path jdk(int feature) {
         String v = System.getenv("HPROF_JDK" + feature);
         if (v != null && !v.isEmpty() && Files.isExecutable(Path.of(v, "bin", "java")))
             return Path.of(v);
-        try (Stream<Path> dirs = Files.list(Path.of("/usr/lib/jvm"))) {
-            return dirs.filter(d -> Files.isExecutable(d.resolve("bin/java")))
-                       .filter(d -> feature(d) == feature)
-                       .sorted().findFirst().orElse(null);
-        } catch (IOException e) {
-            return null;
+        return feature(defaultJdk()) == feature ? defaultJdk() : null;
+    }
+
+    /** jdk(feature), or the test is skipped (JUnit: aborted) saying why. */
+    public static Path jdkOrSkip(int feature) {
+        Path jdk = jdk(feature);
+        Assumptions.assumeTrue(jdk != null, "no JDK " + feature + " found (scripts/trixie-jdks.sh provides 21 and 25,"
+                + " then meson setup --reconfigure): skipped");
+        return jdk;
+    }
+
+    /** The VM did not crash: no fatal-error banner, no hs_err file. */
+    public static void assertNoCrash(Result r) throws IOException {
+        Assertions.assertFalse(r.err().contains("A fatal error has been detected"), r.describe());
+        try (Stream<Path> files = Files.list(r.dir())) {
+            Assertions.assertTrue(files.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), r.describe());
         }
     }
 

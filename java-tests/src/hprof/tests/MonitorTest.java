@@ -19,10 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** monitor=y on real VMs: MONITOR TIME against the program's own measured waits, WAIT and
  *  WAITED lines, a MONITOR DUMP taken with SIGQUIT, virtual threads, and format=b refused. */
@@ -33,21 +32,21 @@ class MonitorTest {
     // ---- MONITOR TIME, WAIT, WAITED ---------------------------------------------------
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {17, 25})
+    @MethodSource("hprof.tests.Jvm#jdks")
     void contentionTimeMatchesTheProgramsOwnWaits(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("monitor-time");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("monitor=y,file=out.txt")),
                 "MonitorContention");
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertTrue(r.out().contains("contention done"), r.describe());
-        Ascii out = Ascii.read(dir.resolve("out.txt"));
+        AsciiProfile out = AsciiProfile.read(dir.resolve("out.txt"));
 
         double blockedMs = number(r.out(), "blocked_ms");
         // 4 threads x 5 rounds x 50 ms held: the others wait most of that second, several times.
         assertTrue(blockedMs > 500, "the program saw too little contention to test: " + r.out());
-        MonitorTime time = out.monitorTimes().get(0);
+        MonitorTime time = monitorTimes(out).get(0);
         assertWithin(blockedMs, time.totalMs, "MONITOR TIME total vs the program's waits\n" + time.text);
 
         Row turnstile = time.row("MonitorContention$Turnstile");
@@ -55,8 +54,7 @@ class MonitorTest {
         assertTrue(turnstile.selfPercent >= 90, time.text);
         // At most every entry (20) was contended; each round but the first of one thread is.
         assertTrue(turnstile.count >= 10 && turnstile.count <= 20, time.text);
-        List<String> frames = out.traces.get(turnstile.trace);
-        assertNotNull(frames, "TRACE " + turnstile.trace + " not written before its row");
+        List<String> frames = out.trace(turnstile.trace).frames();
         assertBlockedAt("MonitorContention.contend", "MonitorContention", "CONTENDED HERE", frames.get(0));
         // Object.wait is not contention: the Signal has no row.
         assertEquals(null, time.row("MonitorContention$Signal"), time.text);
@@ -76,18 +74,17 @@ class MonitorTest {
     // ---- virtual threads ----------------------------------------------------------------
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {17, 21, 25})
+    @MethodSource("hprof.tests.Jvm#virtualThreadJdks")
     void virtualThreadContentionIsChargedToTheVirtualThread(int feature) throws Exception {
-        Assumptions.assumeTrue(feature >= 21, "JDK " + feature + " has no virtual threads: skipped");
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("monitor-virtual");
         // Two carriers for five virtual threads: they share carriers and move between them.
         Jvm.Result r = Jvm.run(jdk, dir, List.of("-Djdk.virtualThreadScheduler.parallelism=2",
                 Jvm.agentpath("monitor=y,thread=y,file=out.txt")), "MonitorContention", "virtual");
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
-        Ascii out = Ascii.read(dir.resolve("out.txt"));
-        MonitorTime time = out.monitorTimes().get(0);
+        Jvm.assertNoCrash(r);
+        AsciiProfile out = AsciiProfile.read(dir.resolve("out.txt"));
+        MonitorTime time = monitorTimes(out).get(0);
         double blockedMs = number(r.out(), "blocked_ms");
         assertTrue(blockedMs > 500, r.out());
         assertWithin(blockedMs, time.totalMs, "MONITOR TIME total\n" + time.text);
@@ -98,7 +95,7 @@ class MonitorTest {
         for (Row row : time.rows) {
             if (!row.monitor.equals("MonitorContention$Turnstile"))
                 continue;
-            String name = out.threadNames.get(out.traceThread.get(row.trace));
+            String name = out.threadOf(row.trace);
             assertNotNull(name, "TRACE " + row.trace + " names no known thread\n" + time.text);
             assertTrue(name.startsWith("contender-"), "contention charged to " + name + "\n" + out.text);
             msByThread.merge(name, row.selfPercent * time.totalMs / 100, Double::sum);
@@ -117,9 +114,9 @@ class MonitorTest {
     // ---- MONITOR DUMP on SIGQUIT ------------------------------------------------------
 
     @ParameterizedTest(name = "JDK {0}")
-    @ValueSource(ints = {17, 25})
+    @MethodSource("hprof.tests.Jvm#jdks")
     void sigquitDumpShowsOwnerAndWaiters(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("monitor-dump");
         Path stop = dir.resolve("stop");
         Path file = dir.resolve("out.txt");
@@ -144,8 +141,8 @@ class MonitorTest {
         assertEquals(0, p.exitValue(), Files.readString(dir.resolve("program.err")));
         assertTrue(Files.readString(stdout).contains("held done"));
 
-        Ascii out = Ascii.read(file);
-        String dump = out.monitorDumps().get(0); // the SIGQUIT one; the exit dump follows
+        AsciiProfile out = AsciiProfile.read(file);
+        String dump = monitorDumps(out).get(0); // the SIGQUIT one; the exit dump follows
         int holder = out.threadId("holder"), notifiee = out.threadId("notifiee");
         int b1 = out.threadId("blocked-1"), b2 = out.threadId("blocked-2");
 
@@ -160,11 +157,11 @@ class MonitorTest {
         assertEquals("CW", status.get(notifiee), dump);
         assertEquals("MW", status.get(b1), dump);
         assertEquals("MW", status.get(b2), dump);
-        assertBlockedAt("MonitorHeld.enter", "MonitorHeld", "BLOCKED HERE", out.traces.get(trace.get(b1)).get(0));
-        assertBlockedAt("MonitorHeld.enter", "MonitorHeld", "BLOCKED HERE", out.traces.get(trace.get(b2)).get(0));
-        assertTrue(out.traces.get(trace.get(holder)).stream()
+        assertBlockedAt("MonitorHeld.enter", "MonitorHeld", "BLOCKED HERE", out.trace(trace.get(b1)).frames().get(0));
+        assertBlockedAt("MonitorHeld.enter", "MonitorHeld", "BLOCKED HERE", out.trace(trace.get(b2)).frames().get(0));
+        assertTrue(out.trace(trace.get(holder)).frames().stream()
                 .anyMatch(f -> f.equals("MonitorHeld.hold(MonitorHeld.java:" + line("MonitorHeld", "HOLDER SLEEPS HERE") + ")")),
-                out.traces.get(trace.get(holder)).toString());
+                out.trace(trace.get(holder)).frames().toString());
 
         Matcher vault = Pattern.compile("    MONITOR LMonitorHeld\\$Vault;\n"
                 + "\towner: thread (\\d+), entry count: (\\d+)\n"
@@ -188,7 +185,7 @@ class MonitorTest {
         Jvm.Result r = Jvm.run(Jvm.defaultJdk(), dir, List.of(Jvm.agentpath("monitor=y,format=b")), "Hello");
         assertNotEquals(0, r.exit(), r.describe());
         assertFalse(r.out().contains("hello done"), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         List<String> errors = r.err().lines().filter(l -> l.startsWith("HPROF ERROR")).toList();
         assertEquals(1, errors.size(), r.describe());
         assertTrue(errors.get(0).contains("format=b") && errors.get(0).contains("monitor=y"), errors.get(0));
@@ -264,78 +261,26 @@ class MonitorTest {
         }
     }
 
-    /** The parts of an hprof ascii file these tests read. */
-    static final class Ascii {
-        final String text;
-        final List<String> lines;
-        final Map<Integer, List<String>> traces = new HashMap<>();
-        final Map<Integer, Integer> traceThread = new HashMap<>(); // thread=y
-        final Map<Integer, String> threadNames = new HashMap<>();
-
-        private Ascii(String text) {
-            this.text = text;
-            this.lines = text.lines().toList();
-            Pattern start = Pattern.compile("THREAD START \\(obj=\\w+, id = (\\d+), name=\"([^\"]*)\".*");
-            Pattern head = Pattern.compile("TRACE (\\d+):(?: \\(thread=(\\d+)\\))?");
-            List<String> current = null;
-            for (String l : lines) {
-                Matcher m;
-                if ((m = start.matcher(l)).matches()) {
-                    threadNames.put(Integer.parseInt(m.group(1)), m.group(2));
-                } else if ((m = head.matcher(l)).matches()) {
-                    current = new ArrayList<>();
-                    int serial = Integer.parseInt(m.group(1));
-                    traces.put(serial, current);
-                    if (m.group(2) != null)
-                        traceThread.put(serial, Integer.parseInt(m.group(2)));
-                    continue;
-                }
-                if (current != null && l.startsWith("\t"))
-                    current.add(l.substring(1));
-                else
-                    current = null;
+    /** The MONITOR TIME sections of an ascii profile (at least one), their rows by monitor. */
+    static List<MonitorTime> monitorTimes(AsciiProfile out) {
+        List<MonitorTime> all = new ArrayList<>();
+        for (AsciiProfile.Section s : out.sections("MONITOR TIME")) {
+            List<Row> rows = new ArrayList<>();
+            for (AsciiProfile.Row r : s.rows()) {
+                assertTrue(r.rest().endsWith(" (Java)") && r.numbers().length == 2, "MONITOR TIME row shape: " + r);
+                rows.add(new Row(r.self(), r.number(0), (int) r.number(1),
+                        r.rest().substring(0, r.rest().length() - " (Java)".length())));
             }
+            all.add(new MonitorTime(s.total(), rows, s.text()));
         }
+        assertFalse(all.isEmpty(), "no MONITOR TIME\n" + out.text);
+        return all;
+    }
 
-        static Ascii read(Path file) throws IOException {
-            return new Ascii(Files.readString(file));
-        }
-
-        int threadId(String name) {
-            return threadNames.entrySet().stream().filter(e -> e.getValue().equals(name)).map(Map.Entry::getKey)
-                    .findFirst().orElseThrow(() -> new AssertionError("no THREAD START for " + name + "\n" + text));
-        }
-
-        String grep(String word) {
-            return String.join("\n", lines.stream().filter(l -> l.contains(word)).toList());
-        }
-
-        List<MonitorTime> monitorTimes() {
-            List<MonitorTime> all = new ArrayList<>();
-            Matcher m = Pattern.compile("(?s)MONITOR TIME BEGIN \\(total = (\\d+) ms\\)[^\n]*\n"
-                    + "rank   self  accum   count trace monitor\n(.*?)MONITOR TIME END\n").matcher(text);
-            Pattern row = Pattern.compile(" *\\d+ +([0-9.]+)% +[0-9.]+% +(\\d+) (\\d+) (.*) \\(Java\\)");
-            while (m.find()) {
-                List<Row> rows = new ArrayList<>();
-                for (String l : m.group(2).lines().toList()) {
-                    Matcher r = row.matcher(l);
-                    assertTrue(r.matches(), "MONITOR TIME row shape: " + l);
-                    rows.add(new Row(Double.parseDouble(r.group(1)), Long.parseLong(r.group(2)),
-                            Integer.parseInt(r.group(3)), r.group(4)));
-                }
-                all.add(new MonitorTime(Long.parseLong(m.group(1)), rows, m.group()));
-            }
-            assertFalse(all.isEmpty(), "no MONITOR TIME\n" + text);
-            return all;
-        }
-
-        List<String> monitorDumps() {
-            List<String> all = new ArrayList<>();
-            Matcher m = Pattern.compile("(?s)MONITOR DUMP BEGIN\n.*?MONITOR DUMP END\n").matcher(text);
-            while (m.find())
-                all.add(m.group());
-            assertFalse(all.isEmpty(), "no MONITOR DUMP\n" + text);
-            return all;
-        }
+    /** The MONITOR DUMP sections of an ascii profile (at least one), whole. */
+    static List<String> monitorDumps(AsciiProfile out) {
+        List<String> all = out.sections("MONITOR DUMP").stream().map(AsciiProfile.Section::text).toList();
+        assertFalse(all.isEmpty(), "no MONITOR DUMP\n" + out.text);
+        return all;
     }
 }

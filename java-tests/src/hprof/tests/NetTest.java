@@ -24,11 +24,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -341,17 +339,15 @@ class NetTest {
         return file;
     }
 
-    static Stream<Arguments> jdks() { return StartupTest.jdks(); }
-
     static String dumpDone(Peer peer) { return "dump to 127.0.0.1:" + peer.port() + " done"; }
 
     // ---- the tests -------------------------------------------------------------------
 
     /** Every command, in the binary format: its answer, the stream's framing, and EXIT. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void everyCommandIsAnsweredAndExitEndsTheVm(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("net-commands");
         Path gcLog = dir.resolve("gc.log");
         try (Peer peer = Peer.loopback();
@@ -429,7 +425,7 @@ class NetTest {
             assertEquals(1, countLines(r.err(), "HPROF WARNING"), "only the unknown thread id warns\n" + r.describe());
             assertEquals(1, count(r.err(), "HPROF WARNING: socket command CONTROL 3 (serial 6): no live thread has "
                     + "object id 0xdead0000; ignored"), r.describe());
-            StartupTest.assertNoCrash(r);
+            Jvm.assertNoCrash(r);
 
             byte[] data = peer.awaitEnd(30_000);
             strictCheck(save(dir, data));
@@ -632,7 +628,7 @@ class NetTest {
             assertTrue((System.nanoTime() - stopAt) / 1e9 < 10, "ended promptly");
             assertEquals(0, r.exit(), r.describe());
             assertTrue(r.out().contains("target done"), r.describe());
-            StartupTest.assertNoCrash(r);
+            Jvm.assertNoCrash(r);
             String err = r.err();
             assertEquals(8, countLines(err, "HPROF WARNING: socket command"), err);
             assertEquals(1, count(err, "HPROF WARNING: socket command unknown (tag 0x42, serial 1, length 5) "
@@ -677,7 +673,7 @@ class NetTest {
             assertTrue((System.nanoTime() - stopAt) / 1e9 < 10, "ended promptly\n" + r.describe());
             assertEquals(0, r.exit(), r.describe());
             assertTrue(r.out().contains("target done"), r.describe());
-            StartupTest.assertNoCrash(r);
+            Jvm.assertNoCrash(r);
             String err = r.err();
             assertEquals(1, countLines(err, "HPROF ERROR"), err);
             assertEquals(1, count(err, "HPROF ERROR: cannot write 127.0.0.1:" + peer.port() + ": "), err);
@@ -713,7 +709,7 @@ class NetTest {
             Jvm.Result r = t.await(60);
             assertEquals(0, r.exit(), r.describe());
             assertTrue(r.out().contains("target done"), r.describe());
-            StartupTest.assertNoCrash(r);
+            Jvm.assertNoCrash(r);
             String err = r.err();
             assertEquals(1, countLines(err, "HPROF ERROR"), err);
             assertEquals(1, count(err, line), err);
@@ -770,7 +766,7 @@ class NetTest {
             Jvm.Result r = t.await(60);
             byte[] data = peer.awaitEnd(30_000);
             assertEquals(0, r.exit(), r.describe());
-            StartupTest.assertNoCrash(r);
+            Jvm.assertNoCrash(r);
             assertNull(peer.readError, "the stream ended with " + peer.readError);
             assertEquals(1, count(r.err(), "HPROF WARNING: 3 socket commands were not run: the VM was exiting"),
                     r.err());
@@ -822,7 +818,7 @@ class NetTest {
                 List.of(Jvm.agentpath("net=" + net)), "Hello");
         assertNotEquals(0, r.exit(), r.describe());
         assertFalse(r.out().contains("hello done"), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         List<String> ours = r.err().lines().filter(l -> l.startsWith("HPROF ERROR")).toList();
         assertEquals(1, ours.size(), r.describe());
         if (what.equals("closed-port"))
@@ -866,9 +862,9 @@ class NetTest {
     /** jcmd JVMTI.agent_load with net=: the listener starts in the running VM and takes
      * commands; an unreachable peer fails the load and leaves the VM running. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void attachWithNet(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("net-attach");
         try (Peer peer = Peer.loopback(); Target t = Target.start(jdk, dir, List.of(), "threads")) {
             t.awaitOut("target ready");
@@ -936,9 +932,9 @@ class NetTest {
 
     /** The front end with -c commands and a binary stream; the saved file passes the strict reader. */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void hprofListenSavesTheStreamAndSendsCommands(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("net-listen");
         Process listen = startListen(dir, null, "-c", "control depth 5", "-c", "gc", "-c", "traces",
                 "-c", "control alloc off", "-c", "sleep 0.5", "-c", "exit");

@@ -12,9 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,17 +26,10 @@ class PhdTest {
     static final String G = "PhdGraph";
     static final String PAIR = "PhdGraph$Pair", LEAF = "PhdGraph$Leaf", WIDE = "PhdGraph$Wide";
 
-    static Stream<Arguments> jdksAndWalks() {
-        return StartupTest.jdks().flatMap(a -> Stream.of(Arguments.of(a.get()[0], "addresses"),
-                Arguments.of(a.get()[0], "tags")));
-    }
-
-    static Stream<Arguments> jdks() { return StartupTest.jdks(); }
-
     static Jvm.Result runGraph(Path jdk, Path dir, Map<String, String> env, String options) throws Exception {
         Jvm.Result r = Jvm.run(jdk, dir, env, List.of(Jvm.agentpath(options)), G, "exit");
         assertEquals(0, r.exit(), r.describe());
-        StartupTest.assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertTrue(r.out().contains("graph done"), r.describe());
         assertFalse(r.err().contains("HPROF ERROR"), r.describe());
         assertFalse(r.err().contains("HPROF WARNING"), r.describe());
@@ -75,9 +66,9 @@ class PhdTest {
     }
 
     @ParameterizedTest(name = "JDK {0}, {1}")
-    @MethodSource("jdksAndWalks")
+    @MethodSource("hprof.tests.HeapDumpTest#jdksAndWalks")
     void phdHoldsTheGraph(int feature, String walk) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("phd-" + walk);
         Map<String, String> env = walk.equals("tags") ? Map.of("HPROF_HEAP_WALK", "tags") : Map.of();
         runGraph(jdk, dir, env, "format=phd");
@@ -154,9 +145,9 @@ class PhdTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void classicHoldsTheGraphAndMatchesPhdAndBinaryTotals(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("classic");
         runGraph(jdk, dir, Map.of(), "format=classic");
         Path file = dir.resolve("java.classic.txt");
@@ -226,9 +217,9 @@ class PhdTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void phdOverTheSocket(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("phd-net");
         try (NetTest.Peer peer = NetTest.Peer.loopback()) {
             java.util.concurrent.CompletableFuture<Jvm.Result> run = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -253,9 +244,9 @@ class PhdTest {
     /** SIGQUIT dumps while the program runs; the dump at exit finds the file complete and is
      *  dropped with one warning (a PHD file holds one dump). */
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void onlyTheFirstDumpIsWritten(int feature) throws Exception {
-        Path jdk = StartupTest.jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("phd-two-dumps");
         Path go = dir.resolve("go");
         HeapDumpTest.GraphProcess p = HeapDumpTest.GraphProcess.start(jdk, dir,

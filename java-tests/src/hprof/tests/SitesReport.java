@@ -13,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The SITES dumps of one hprof output, ascii or binary, with the traces they name. The binary
@@ -77,61 +75,23 @@ public final class SitesReport {
 
     // ---- ascii ---------------------------------------------------------------------------
 
-    private static final Pattern ROW = Pattern.compile(
-        "^\\s*(\\d+)\\s+(\\d+\\.\\d\\d)%\\s+(\\d+\\.\\d\\d)%\\s+(\\d+)\\s+(\\d+)\\s+(\\d+)\\s+(\\d+)\\s+(\\d+) (.+)$");
-    private static final Pattern TRACE =
-        Pattern.compile("^TRACE (\\d+):(?: \\(thread=(\\d+)\\))?$");
-    private static final Pattern THREAD =
-        Pattern.compile("^THREAD START \\(obj=\\w+, id = (\\d+), name=\"([^\"]*)\".*");
-
+    /** The SITES sections of an ascii profile, read by AsciiProfile (exact headers, ranks in order). */
     public static SitesReport ascii(Path file) throws IOException {
         SitesReport r = new SitesReport();
-        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-        for (int i = 0; i < lines.size(); i++) {
-            String line = lines.get(i);
-            Matcher tm = TRACE.matcher(line);
-            Matcher th = THREAD.matcher(line);
-            if (th.matches()) {
-                r.threadNames.put(Integer.parseInt(th.group(1)), th.group(2));
-            } else if (tm.matches()) {
-                int serial = Integer.parseInt(tm.group(1));
-                int thread = tm.group(2) == null ? 0 : Integer.parseInt(tm.group(2));
-                List<String> methods = new ArrayList<>(), frames = new ArrayList<>();
-                while (i + 1 < lines.size() && lines.get(i + 1).startsWith("\t")) {
-                    String f = lines.get(++i).substring(1);
-                    if (f.equals("<empty>"))
-                        continue;
-                    frames.add(f);
-                    methods.add(f.substring(0, f.indexOf('(')));
-                }
-                if (r.traces.put(serial, new Trace(serial, thread, methods, frames)) != null)
-                    throw new AssertionError("TRACE " + serial + " written twice");
-            } else if (line.startsWith("SITES BEGIN (ordered by ")) {
-                if (!lines.get(i + 1).equals(
-                        "          percent          live          alloc'ed  stack class") ||
-                    !lines.get(i + 2).equals(
-                        " rank   self  accum     bytes objs     bytes  objs trace name"))
-                    throw new AssertionError("SITES header lines differ: " + lines.get(i + 1) +
-                                             "|" + lines.get(i + 2));
-                i += 2;
-                List<Site> sites = new ArrayList<>();
-                int rank = 0;
-                while (!lines.get(++i).equals("SITES END")) {
-                    Matcher m = ROW.matcher(lines.get(i));
-                    if (!m.matches())
-                        throw new AssertionError("not a SITES row: '" + lines.get(i) + "'");
-                    if (Integer.parseInt(m.group(1)) != ++rank)
-                        throw new AssertionError("rank out of order: " + lines.get(i));
-                    int trace = Integer.parseInt(m.group(8));
-                    if (!r.traces.containsKey(trace))
-                        throw new AssertionError("row names TRACE " + trace +
-                                                 " not written before it");
-                    sites.add(new Site(m.group(9), 0, trace, Long.parseLong(m.group(4)),
-                                       Long.parseLong(m.group(5)), Long.parseLong(m.group(6)),
-                                       Long.parseLong(m.group(7))));
-                }
-                r.dumps.add(new Dump(sites, -1, -1, -1, -1));
+        AsciiProfile a = AsciiProfile.read(file);
+        r.threadNames.putAll(a.threadNames);
+        a.traces.forEach((serial, t) -> r.traces.put(serial, new Trace(serial, t.thread(), t.methods(), t.frames())));
+        for (AsciiProfile.Section section : a.sections("SITES")) {
+            List<Site> sites = new ArrayList<>();
+            for (AsciiProfile.Row row : section.rows()) {
+                if (row.numbers().length != 5)
+                    throw new AssertionError("not a SITES row: " + row);
+                int trace = (int) row.number(4);
+                if (!a.traces.containsKey(trace) || a.traces.get(trace).line() > section.line())
+                    throw new AssertionError("row names TRACE " + trace + " not written before it");
+                sites.add(new Site(row.rest(), 0, trace, row.number(0), row.number(1), row.number(2), row.number(3)));
             }
+            r.dumps.add(new Dump(sites, -1, -1, -1, -1));
         }
         return r;
     }

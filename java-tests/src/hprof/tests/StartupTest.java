@@ -9,36 +9,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Loading the agent, help, and bad options on a real VM, on every JDK present. */
 class StartupTest {
-    /** JDK 17 always; 21 and 25 when installed (a missing one shows as skipped, not passed). */
-    static Stream<Arguments> jdks() {
-        return Stream.of(17, 21, 25).map(v -> Arguments.of(v));
-    }
-
-    static Path jdkOrSkip(int feature) {
-        Path jdk = feature == Jvm.feature(Jvm.defaultJdk()) ? Jvm.defaultJdk() : Jvm.jdk(feature);
-        Assumptions.assumeTrue(jdk != null, "no JDK " + feature + " installed: skipped");
-        return jdk;
-    }
-
-    static void assertNoCrash(Jvm.Result r) throws Exception {
-        assertFalse(r.err().contains("A fatal error has been detected"), r.describe());
-        try (Stream<Path> files = Files.list(r.dir())) {
-            assertTrue(files.noneMatch(f -> f.getFileName().toString().startsWith("hs_err")), r.describe());
-        }
-    }
-
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void helpPrintsTheOptionTableAndExitsZero(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Jvm.Result r = Jvm.run(jdk, Jvm.workDir("help"), List.of(Jvm.agentpath("help")), "Hello");
         assertEquals(0, r.exit(), r.describe());
         assertTrue(r.out().contains("hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]"), r.describe());
@@ -60,7 +40,7 @@ class StartupTest {
         Jvm.Result r = Jvm.run(Jvm.defaultJdk(), Jvm.workDir("bad"), List.of(Jvm.agentpath(option)), "Hello");
         assertNotEquals(0, r.exit(), r.describe());
         assertFalse(r.out().contains("hello done"), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         List<String> ours = r.err().lines().filter(l -> l.startsWith("HPROF ERROR")).toList();
         assertEquals(1, ours.size(), "exactly one HPROF ERROR line\n" + r.describe());
         String name = option.contains(",") ? option.substring(option.lastIndexOf(',') + 1) : option;
@@ -69,13 +49,13 @@ class StartupTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void defaultOptionsWriteAsciiFileWithThreads(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("default");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath(null)), "Hello");
         assertEquals(0, r.exit(), r.describe());
-        assertNoCrash(r);
+        Jvm.assertNoCrash(r);
         assertTrue(r.out().contains("hello done"));
         String txt = Files.readString(dir.resolve("java.hprof.txt"));
         assertTrue(txt.startsWith("JAVA PROFILE 1.0.1, created "), txt);
@@ -85,9 +65,9 @@ class StartupTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void hadoopOptionStringWorksUnchanged(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("hadoop");
         Path out = dir.resolve("attempt_01.profile");
         String opts = "cpu=samples,heap=sites,force=n,thread=y,verbose=n,file=" + out;
@@ -106,9 +86,9 @@ class StartupTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void binaryFormatPassesTheStrictReader(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("binary");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("heap=sites,format=b")), "Hello");
         assertEquals(0, r.exit(), r.describe());
@@ -121,9 +101,9 @@ class StartupTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void xrunhprofLoadsThroughLdLibraryPath(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("xrun");
         Jvm.Result r = Jvm.run(jdk, dir, Jvm.envWith("LD_LIBRARY_PATH", Jvm.lib().getParent().toString()),
                 List.of("-Xrunhprof:heap=sites"), "Hello");
@@ -132,9 +112,9 @@ class StartupTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void agentlibLoadsThroughLdLibraryPath(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("agentlib");
         Jvm.Result r = Jvm.run(jdk, dir, Jvm.envWith("LD_LIBRARY_PATH", Jvm.lib().getParent().toString()),
                 List.of("-agentlib:hprof=heap=sites,format=b"), "Hello");
@@ -143,9 +123,9 @@ class StartupTest {
     }
 
     @ParameterizedTest(name = "JDK {0}")
-    @MethodSource("jdks")
+    @MethodSource("hprof.tests.Jvm#jdks")
     void anOutputFileThatCannotBeOpenedStopsTheVmWithAnHprofError(int feature) throws Exception {
-        Path jdk = jdkOrSkip(feature);
+        Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("bad-file");
         Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("heap=sites,file=" + dir.resolve("no-dir/x.txt"))),
                 "Hello");
