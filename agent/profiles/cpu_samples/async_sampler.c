@@ -70,10 +70,10 @@ void async_sampler_set_callbacks(jvmtiEventCallbacks *cb)
 
 static void on_mount(JNIEnv *jni, jthread vthread);
 
-bool async_sampler_start(jvmtiEnv *jvmti, const struct hprof_options *opts)
+struct hprof_error async_sampler_start(jvmtiEnv *jvmti, const struct hprof_options *opts)
 {
     if (opts->sampler == HPROF_SAMPLER_SAFEPOINT)
-        return false;
+        return hprof_ok();
     const char *why = NULL;
     if (!async_stack_init()) {
         why = "this VM exports no AsyncGetCallTrace";
@@ -95,14 +95,11 @@ bool async_sampler_start(jvmtiEnv *jvmti, const struct hprof_options *opts)
             break;
         }
     }
-    if (why) {
-        log_warning("cpu=samples: %s; using the safepoint sampler (sampler=safepoint)", why);
-        return false;
-    }
+    if (why)
+        return hprof_errorf("%s", why);
     if (!cpu_profile_take_records(&async_sampler_source)) {
         cpu_timers_stop();
-        log_warning("cpu=samples: out of memory; using the safepoint sampler");
-        return false;
+        return hprof_errorf("out of memory");
     }
     if (jvmti_failed(jvmti,
                      (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
@@ -113,7 +110,7 @@ bool async_sampler_start(jvmtiEnv *jvmti, const struct hprof_options *opts)
     carriers_observe(on_mount);
     started = true;
     atomic_store(&active, true);
-    return true;
+    return hprof_ok();
 }
 
 bool async_sampler_active(void)
@@ -138,7 +135,10 @@ void async_sampler_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
         atomic_fetch_add(&prepared_classes, (uint64_t)n);
     }
     atomic_fetch_add(&prepare_ns, (uint64_t)((int64_t)clock_thread_cpu_ns() - t0));
-    late_walks = late_walk_start(jvmti, jni);
+    struct hprof_error e = late_walk_start(jvmti, jni);
+    late_walks = !hprof_failed(&e);
+    if (!late_walks)
+        log_warning("cpu=samples: %s; they count as unwalkable", e.text);
 }
 
 void async_sampler_class_prepare(jvmtiEnv *jvmti, jclass klass)

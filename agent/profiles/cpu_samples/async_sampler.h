@@ -27,9 +27,10 @@ void async_sampler_add_capabilities(jvmtiCapabilities *caps);
 void async_sampler_set_callbacks(jvmtiEventCallbacks *cb);
 
 /* At start (OnLoad or attach), after cpu_profile_init: sets the sampler up unless
- * sampler=safepoint and gives the profile its records (cpu_profile_take_records), or says once
- * on stderr why it falls back to the safepoint sampler. Returns whether it runs. */
-bool async_sampler_start(jvmtiEnv *jvmti, const struct hprof_options *opts);
+ * sampler=safepoint and gives the profile its records (cpu_profile_take_records). Returns
+ * hprof_ok() (running, or not asked for: async_sampler_active says which) or why it cannot
+ * run; the caller says so once and falls back to the safepoint sampler. */
+struct hprof_error async_sampler_start(jvmtiEnv *jvmti, const struct hprof_options *opts);
 bool async_sampler_active(void);
 
 /* VM init / attach: jmethodIDs for the classes loaded so far, the late walker. */

@@ -3,7 +3,6 @@
 #include <stdarg.h>
 
 #include "jvmti_util.h"
-#include "log.h"
 
 /* The slot of the platform thread this OS thread is (bound at its ThreadStart). */
 static _Thread_local struct carrier_slot *tls_slot;
@@ -79,17 +78,14 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
         atomic_store_explicit(&s->mounted, false, memory_order_release);
 }
 
-bool carriers_watch(jvmtiEnv *jvmti)
+struct hprof_error carriers_watch(jvmtiEnv *jvmti)
 {
     if (!jvmti_add_virtual_threads_capability(jvmti))
-        return false; /* JDK 17: no virtual threads */
-    if (jvmti_watch_mounts(jvmti, on_mount, on_unmount)) {
-        watching = true;
-        return true;
-    }
-    log_warning("cpu=samples: this VM has no virtual-thread mount events; virtual threads "
-                "will not be sampled");
-    return false;
+        return hprof_ok(); /* JDK 17: no virtual threads */
+    if (!jvmti_watch_mounts(jvmti, on_mount, on_unmount))
+        return hprof_errorf("this VM has no virtual-thread mount events");
+    watching = true;
+    return hprof_ok();
 }
 
 void carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread))

@@ -16,6 +16,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "hprof_error.h"
+
 struct carrier_slot {
     pthread_mutex_t lock;  /* guards vthread: replaced at mount, borrowed by the sampler */
     jweak vthread;         /* the virtual thread mounted last (weak: never kept alive) */
@@ -23,9 +25,11 @@ struct carrier_slot {
 };
 
 /* The VM can follow virtual threads: adds can_support_virtual_threads when the VM offers it
- * and enables the mount events. Call once at start (OnLoad or attach). Returns whether mount
- * events are on (false on JDK 17, or on a VM without them: then nothing here costs). */
-bool carriers_watch(jvmtiEnv *jvmti);
+ * and enables the mount events. Call once at start (OnLoad or attach). Returns hprof_ok() (on
+ * JDK 17 too: no virtual threads, nothing here costs), or the error of a VM with virtual
+ * threads but without mount events (the caller says what is lost). carriers_watching says
+ * whether mount events are on. */
+struct hprof_error carriers_watch(jvmtiEnv *jvmti);
 bool carriers_watching(void);
 /* Also tells fn of each mount (the JNIEnv and the virtual thread) and unmount (NULL, NULL),
  * on the carrier: the async sampler's hook (async_sampler.c). Set before the events are on. */

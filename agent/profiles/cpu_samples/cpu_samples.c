@@ -1,6 +1,5 @@
 #include "cpu_samples.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +15,6 @@
 
 /* Longest "class.method" label kept for a row; longer ones are cut. */
 #define LABEL_LEN 512
-
-/* The alloc-traces bit of CONTROL SETTINGS: heap=sites or heap=dump (as the old agent and the
- * listener's own CONTROL SETTINGS have it), switched by CONTROL commands. */
-static _Atomic(bool) alloc_traces;
 
 static bool cpu_samples_enabled(const struct hprof_options *opts)
 {
@@ -38,18 +33,20 @@ static void cpu_samples_set_callbacks(jvmtiEventCallbacks *cb)
     async_sampler_set_callbacks(cb);
 }
 
-static int cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static struct hprof_error cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
+                                            bool live)
 {
     (void)live;
-    atomic_store(&alloc_traces, opts->heap_sites || opts->heap_dump);
     sampler_thread_init(opts->interval_ms, opts->thread);
-    if (!sampled_threads_init() || !cpu_profile_init(opts->thread)) {
-        log_error("cpu=samples: out of memory at start-up");
-        return -1;
-    }
-    async_sampler_start(jvmti, opts); /* else the safepoint sampler's rounds sample every thread */
-    carriers_watch(jvmti);            /* JDK 21+: follow virtual threads on their carriers */
-    return 0;
+    if (!sampled_threads_init() || !cpu_profile_init(opts->thread))
+        return hprof_errorf("cpu=samples: out of memory at start-up");
+    struct hprof_error e = async_sampler_start(jvmti, opts);
+    if (hprof_failed(&e)) /* the safepoint sampler's rounds sample every thread */
+        log_warning("cpu=samples: %s; using the safepoint sampler (sampler=safepoint)", e.text);
+    e = carriers_watch(jvmti); /* JDK 21+: follow virtual threads on their carriers */
+    if (hprof_failed(&e))
+        log_warning("cpu=samples: %s; virtual threads will not be sampled", e.text);
+    return hprof_ok();
 }
 
 static void cpu_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -81,6 +78,20 @@ static void cpu_samples_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     sampled_threads_ended(jvmti, jni, thread);
 }
 
+/* CONTROL SETTINGS (core's record: req->write_settings) then CPU SAMPLES. */
+struct cpu_section {
+    const struct dump_request *req;
+    struct hprof_cost_report report;
+};
+
+static void write_cpu_section(struct hprof_writer *w, void *ctx)
+{
+    struct cpu_section *s = ctx;
+    if (s->req->write_settings)
+        s->req->write_settings(w);
+    w->ops->cpu_samples(w, &s->report);
+}
+
 static void cpu_samples_dump(const struct dump_request *req)
 {
     if (!(req->sections & DUMP_CPU))
@@ -95,15 +106,9 @@ static void cpu_samples_dump(const struct dump_request *req)
         traces_top_label(rows[i].trace_serial, labels + i * LABEL_LEN, LABEL_LEN);
         rows[i].method = labels + i * LABEL_LEN;
     }
-    bool sampling = sampled_threads_sampling();
     struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
-    struct hprof_writer *w = emit_section(&refs);
-    if (w) {
-        w->ops->control_settings(w, atomic_load(&alloc_traces), sampling, (uint16_t)traces_depth());
-        struct hprof_cost_report report = {.total = total, .nrows = keep, .rows = rows};
-        w->ops->cpu_samples(w, &report);
-    }
-    emit_end();
+    struct cpu_section section = {req, {.total = total, .nrows = keep, .rows = rows}};
+    emit_section(&refs, write_cpu_section, &section);
     free(labels);
     free(rows);
 }
@@ -123,11 +128,26 @@ static void cpu_samples_control(const struct control_request *req)
         break;
     case CONTROL_ALLOC_TRACES_ON:
     case CONTROL_ALLOC_TRACES_OFF:
-        atomic_store(&alloc_traces, req->kind == CONTROL_ALLOC_TRACES_ON);
-        break;
     case CONTROL_SET_DEPTH:
-        break; /* the listener sets it; the sampler reads the depth every round */
+        break; /* core's settings; the sampler reads the depth every round */
     }
+}
+
+/* A socket command asked for CPU SAMPLES while no CPU profile runs: the section, empty (no rows,
+ * total 0), so that a front end waiting for it gets one. */
+static void write_empty_cpu(struct hprof_writer *w, void *ctx)
+{
+    (void)ctx;
+    struct hprof_cost_report r;
+    memset(&r, 0, sizeof r);
+    w->ops->cpu_samples(w, &r);
+    w->ops->flush(w);
+}
+
+static void cpu_samples_answer_off(const struct dump_request *req)
+{
+    if (req->sections & DUMP_CPU)
+        emit_section(NULL, write_empty_cpu, NULL);
 }
 
 static void cpu_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -156,6 +176,8 @@ static void cpu_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 
 const struct hprof_profile cpu_samples_profile = {
     .name = "cpu=samples",
+    .sections = DUMP_CPU,
+    .option_text = "cpu=samples",
     .enabled = cpu_samples_enabled,
     .add_capabilities = cpu_samples_add_capabilities,
     .set_callbacks = cpu_samples_set_callbacks,
@@ -166,5 +188,7 @@ const struct hprof_profile cpu_samples_profile = {
     .class_prepare = cpu_samples_class_prepare,
     .dump = cpu_samples_dump,
     .control = cpu_samples_control,
+    .sampling_on = sampled_threads_sampling,
+    .answer_off = cpu_samples_answer_off,
     .vm_death = cpu_samples_vm_death,
 };

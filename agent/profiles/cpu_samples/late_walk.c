@@ -9,7 +9,6 @@
 
 #include "clock.h"
 #include "jvmti_util.h"
-#include "log.h"
 #include "sample_records.h"
 #include "sample_ring.h"
 
@@ -121,7 +120,7 @@ static void JNICALL walker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     atomic_store(&walker_done, true);
 }
 
-bool late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni)
+struct hprof_error late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jvmtiFrameInfo *buf = malloc(sizeof *buf * (size_t)sample_records_max_frames());
     queue = buf ? sample_ring_new(QUEUE_RECORDS, sizeof(struct late_entry)) : NULL;
@@ -129,17 +128,15 @@ bool late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni)
         free(buf);
         sample_ring_free(queue);
         queue = NULL;
-        return false;
+        return hprof_errorf("out of memory for the late walker");
     }
     atomic_store(&accepting, true);
     if (!jvmti_start_agent_thread(jvmti, jni, "HPROF cpu=samples late walker", walker_main, buf,
                                   JVMTI_THREAD_MAX_PRIORITY)) {
         atomic_store(&accepting, false);
-        log_warning("cpu=samples: no thread to walk samples taken out of Java code; they count "
-                    "as unwalkable");
-        return false;
+        return hprof_errorf("no thread to walk samples taken out of Java code");
     }
-    return true;
+    return hprof_ok();
 }
 
 void late_walk_stop(void)

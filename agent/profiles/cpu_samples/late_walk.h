@@ -16,14 +16,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
 #include "sample_records.h"
 
 /* Whether a sample with AGCT's count nframes is one to walk late. */
 bool late_walk_wanted(int nframes);
 
 /* Starts the walker thread (VM init, after the records' ring exists: cpu_timers_setup).
- * False: none, samples out of Java code stay unwalkable. */
-bool late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni);
+ * Returns hprof_ok() or why there is none (the caller says so: samples out of Java code stay
+ * unwalkable). */
+struct hprof_error late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* From the signal handler (async-signal-safe: no lock, no malloc): hands over rec, claimed at
  * ring position pos by a thread whose global reference is thread_ref. True: the walker will
