@@ -201,38 +201,33 @@ static void run_control(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command
     emit_section(NULL, write_settings_record, NULL);
 }
 
+/* The commands that ask for one section of a dump. HPROF_SITES_FORCE_GC travels in the ALLOC
+ * SITES request's flags: heap=sites forces the GC itself, under its own lock, right before it
+ * counts. */
+static const struct {
+    uint8_t tag;
+    unsigned section;
+} dump_commands[] = {
+    {HPROF_CMD_DUMP_HEAP, DUMP_HEAP},
+    {HPROF_CMD_ALLOC_SITES, DUMP_SITES},
+    {HPROF_CMD_HEAP_SUMMARY, DUMP_HEAP_SUMMARY},
+    {HPROF_CMD_DUMP_TRACES, DUMP_TRACES},
+    {HPROF_CMD_CPU_SAMPLES, DUMP_CPU},
+};
+
 void control_commands_run(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c,
                           struct control_commands_report *rep)
 {
     log_info("socket command %s (serial %" PRIu32 ")", hprof_cmd_name(c->tag), c->serial);
-    switch (c->tag) {
-    case HPROF_CMD_FORCE_GC:
+    for (size_t i = 0; i < sizeof dump_commands / sizeof *dump_commands; i++)
+        if (c->tag == dump_commands[i].tag) {
+            run_dump(jvmti, jni, c, dump_commands[i].section, rep);
+            return;
+        }
+    if (c->tag == HPROF_CMD_FORCE_GC)
         force_gc(jvmti);
-        break;
-    case HPROF_CMD_DUMP_HEAP:
-        run_dump(jvmti, jni, c, DUMP_HEAP, rep);
-        break;
-    case HPROF_CMD_ALLOC_SITES:
-        /* HPROF_SITES_FORCE_GC travels in req.flags: heap=sites forces the GC itself, under
-         * its own lock, right before it counts. */
-        run_dump(jvmti, jni, c, DUMP_SITES, rep);
-        break;
-    case HPROF_CMD_HEAP_SUMMARY:
-        run_dump(jvmti, jni, c, DUMP_HEAP_SUMMARY, rep);
-        break;
-    case HPROF_CMD_EXIT_VM:
+    else if (c->tag == HPROF_CMD_EXIT_VM)
         exit_vm(jni);
-        break;
-    case HPROF_CMD_DUMP_TRACES:
-        run_dump(jvmti, jni, c, DUMP_TRACES, rep);
-        break;
-    case HPROF_CMD_CPU_SAMPLES:
-        run_dump(jvmti, jni, c, DUMP_CPU, rep);
-        break;
-    case HPROF_CMD_CONTROL:
+    else if (c->tag == HPROF_CMD_CONTROL)
         run_control(jvmti, jni, c);
-        break;
-    default:
-        break;
-    }
 }
