@@ -9,8 +9,10 @@
 
 #include <stdbool.h>
 
+/* 512: the longest start-up message (an unknown option, cut to 64 bytes, with every allowed
+ * name) fits whole. */
 struct hprof_error {
-    char text[240];
+    char text[512];
 };
 
 static inline struct hprof_error hprof_ok(void)

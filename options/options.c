@@ -341,8 +341,7 @@ static const struct opt_desc *find_option(const char *name)
 /* ---- parsing ------------------------------------------------------------------------- */
 
 struct parse_state {
-    char *err;
-    size_t errlen;
+    struct hprof_error error;
     bool failed; /* only the first error is reported */
 };
 
@@ -354,14 +353,9 @@ static void fail(struct parse_state *ps, const char *fmt, ...)
     if (ps->failed)
         return;
     ps->failed = true;
-    if (ps->err == NULL || ps->errlen == 0)
-        return;
-    int n = snprintf(ps->err, ps->errlen, "HPROF ERROR: ");
-    if (n < 0 || (size_t)n >= ps->errlen)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+    vsnprintf(ps->error.text, sizeof ps->error.text, fmt, ap);
     va_end(ap);
 }
 
@@ -491,22 +485,19 @@ void options_free(struct hprof_options *opts)
     options_defaults(opts);
 }
 
-enum hprof_parse_result options_parse(const char *str, struct hprof_options *out, char *err,
-                                      size_t errlen)
+struct hprof_error options_parse(const char *str, struct hprof_options *out)
 {
-    struct parse_state ps = {err, errlen, false};
+    struct parse_state ps = {hprof_ok(), false};
     bool help = false;
 
     options_defaults(out);
-    if (err != NULL && errlen > 0)
-        err[0] = '\0';
     if (str == NULL)
         str = "";
 
     char *work = strdup(str); /* split in place */
     if (work == NULL) {
         fail(&ps, "out of memory while parsing options");
-        return HPROF_OPTIONS_ERROR;
+        return ps.error;
     }
     size_t len = strlen(work);
     if (len > 1 && work[len - 1] == ',')
@@ -534,19 +525,15 @@ enum hprof_parse_result options_parse(const char *str, struct hprof_options *out
 
     /* help wins over errors elsewhere: the table it prints is the answer to them */
     if (help) {
-        if (err != NULL && errlen > 0)
-            err[0] = '\0';
         options_free(out);
         out->help = true;
-        return HPROF_OPTIONS_HELP;
+        return hprof_ok();
     }
     if (!ps.failed)
         finish(&ps, out);
-    if (ps.failed) {
+    if (ps.failed)
         options_free(out);
-        return HPROF_OPTIONS_ERROR;
-    }
-    return HPROF_OPTIONS_OK;
+    return ps.error;
 }
 
 /* ---- output file name ---------------------------------------------------------------- */

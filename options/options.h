@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
+
 /* Allowed ranges of the numeric options (doc/options.md). Agent code may size buffers by
  * HPROF_DEPTH_MAX. */
 #define HPROF_DEPTH_MAX 1024
@@ -56,23 +58,17 @@ struct hprof_options {
                                 /* (each line ends with '\n'; "" when none) */
 };
 
-/* Outcome of options_parse. */
-enum hprof_parse_result {
-    HPROF_OPTIONS_OK = 0,
-    HPROF_OPTIONS_HELP = 1,   /* help was asked for: print options_help_text(), exit 0 */
-    HPROF_OPTIONS_ERROR = -1, /* err holds one line naming the option and what is allowed */
-};
-
 /* Parses str (NULL or "" means all defaults) into *out, which it first resets to the
- * defaults. On error, writes a one-line message (no trailing newline) into err, of the form
- * "HPROF ERROR: heap option value must be dump|sites|all (heap=foo)". The caller owns the
- * strings in *out and releases them with options_free.
- * Also: *out is overwritten without freeing (call options_free first to reuse one). On
- * ERROR and HELP nothing stays allocated (*out holds the defaults; help=true for HELP).
- * "help" anywhere in the list wins over errors elsewhere in it. A value given twice: the
- * last one wins. Items are separated by single commas, one trailing comma is tolerated. */
-enum hprof_parse_result options_parse(const char *str, struct hprof_options *out, char *err,
-                                      size_t errlen);
+ * defaults. Returns hprof_ok(), or an error (hprof_error.h) of one line naming the option and
+ * what is allowed: "heap option value must be dump|sites|all (heap=foo)"; the caller logs it
+ * (as "HPROF ERROR: ..."). Help asked for is success with out->help set: the caller prints
+ * options_help_text(). The caller owns the strings in *out and releases them with
+ * options_free. Also: *out is overwritten without freeing (call options_free first to reuse
+ * one). On an error and on help nothing stays allocated (*out holds the defaults; help=true
+ * for help). "help" anywhere in the list wins over errors elsewhere in it. A value given
+ * twice: the last one wins. Items are separated by single commas, one trailing comma is
+ * tolerated. */
+struct hprof_error options_parse(const char *str, struct hprof_options *out);
 
 /* Releases strings allocated by options_parse; *opts is left with defaults. */
 void options_free(struct hprof_options *opts);

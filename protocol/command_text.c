@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,20 +38,6 @@ static const char help_text[] =
 const char *hprof_text_help(void)
 {
     return help_text;
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
 }
 
 static bool parse_float01(const char *s, float *out)
@@ -90,7 +75,7 @@ static int hex_value(int c)
 }
 
 /* "raw" arguments: hex digits; blanks between them are ignored ("01 00000000 00000000"). */
-static int parse_raw(const char *text, struct hprof_text_command *out, char *err, size_t errlen)
+static struct hprof_error parse_raw(const char *text, struct hprof_text_command *out)
 {
     int half = -1;
     for (const char *p = text; *p; p++) {
@@ -98,25 +83,25 @@ static int parse_raw(const char *text, struct hprof_text_command *out, char *err
             continue;
         int v = hex_value((unsigned char)*p);
         if (v < 0)
-            return fail(err, errlen, "raw: '%c' is not a hex digit", *p);
+            return hprof_errorf("raw: '%c' is not a hex digit", *p);
         if (half < 0) {
             half = v;
             continue;
         }
         if (out->nraw == HPROF_TEXT_RAW_MAX)
-            return fail(err, errlen, "raw: more than %d bytes", HPROF_TEXT_RAW_MAX);
+            return hprof_errorf("raw: more than %d bytes", HPROF_TEXT_RAW_MAX);
         out->raw[out->nraw++] = (uint8_t)(half << 4 | v);
         half = -1;
     }
     if (half >= 0)
-        return fail(err, errlen, "raw: odd number of hex digits");
+        return hprof_errorf("raw: odd number of hex digits");
     if (out->nraw == 0)
-        return fail(err, errlen, "raw: no bytes given");
+        return hprof_errorf("raw: no bytes given");
     out->kind = HPROF_TEXT_RAW;
-    return 0;
+    return hprof_ok();
 }
 
-static int parse_sites(char **w, int n, struct hprof_command *c, char *err, size_t errlen)
+static struct hprof_error parse_sites(char **w, int n, struct hprof_command *c)
 {
     c->tag = HPROF_CMD_ALLOC_SITES;
     c->cutoff = HPROF_TEXT_DEFAULT_CUTOFF;
@@ -130,62 +115,61 @@ static int parse_sites(char **w, int n, struct hprof_command *c, char *err, size
         else if (strcmp(w[i], "force-gc") == 0)
             c->flags |= 0x4;
         else
-            return fail(err, errlen,
-                        "sites: '%s' is neither a cutoff (0..1) nor incremental|alloc|force-gc",
-                        w[i]);
+            return hprof_errorf(
+                "sites: '%s' is neither a cutoff (0..1) nor incremental|alloc|force-gc", w[i]);
     }
-    return 0;
+    return hprof_ok();
 }
 
-static int parse_on_off(const char *w, bool *on)
+static bool parse_on_off(const char *w, bool *on)
 {
     if (strcmp(w, "on") == 0)
         *on = true;
     else if (strcmp(w, "off") == 0)
         *on = false;
     else
-        return -1;
-    return 0;
+        return false;
+    return true;
 }
 
-static int parse_control(char **w, int n, struct hprof_command *c, char *err, size_t errlen)
+static struct hprof_error parse_control(char **w, int n, struct hprof_command *c)
 {
     c->tag = HPROF_CMD_CONTROL;
     bool on = false;
     if (n >= 2 && strcmp(w[1], "alloc") == 0) {
-        if (n != 3 || parse_on_off(w[2], &on) != 0)
-            return fail(err, errlen, "usage: control alloc on|off");
+        if (n != 3 || !parse_on_off(w[2], &on))
+            return hprof_errorf("usage: control alloc on|off");
         c->control = on ? HPROF_CTL_ALLOC_TRACES_ON : HPROF_CTL_ALLOC_TRACES_OFF;
-        return 0;
+        return hprof_ok();
     }
     if (n >= 2 && strcmp(w[1], "cpu") == 0) {
-        if (n < 3 || n > 4 || parse_on_off(w[2], &on) != 0 ||
+        if (n < 3 || n > 4 || !parse_on_off(w[2], &on) ||
             (n == 4 && !parse_u64(w[3], &c->thread_id)))
-            return fail(err, errlen, "usage: control cpu on|off [THREAD_ID]");
+            return hprof_errorf("usage: control cpu on|off [THREAD_ID]");
         c->control = on ? HPROF_CTL_CPU_SAMPLING_ON : HPROF_CTL_CPU_SAMPLING_OFF;
-        return 0;
+        return hprof_ok();
     }
     if (n == 2 && strcmp(w[1], "clear") == 0) {
         c->control = HPROF_CTL_CLEAR_CPU_SAMPLES;
-        return 0;
+        return hprof_ok();
     }
     if (n >= 2 && strcmp(w[1], "depth") == 0) {
         uint64_t d = 0;
         if (n != 3 || !parse_u64(w[2], &d) || d > HPROF_CMD_DEPTH_MAX)
-            return fail(err, errlen, "usage: control depth N (0..%u)", HPROF_CMD_DEPTH_MAX);
+            return hprof_errorf("usage: control depth N (0..%u)", HPROF_CMD_DEPTH_MAX);
         c->control = HPROF_CTL_SET_DEPTH;
         c->depth = (uint32_t)d;
-        return 0;
+        return hprof_ok();
     }
-    return fail(err, errlen, "usage: control alloc on|off | cpu on|off [ID] | clear | depth N");
+    return hprof_errorf("usage: control alloc on|off | cpu on|off [ID] | clear | depth N");
 }
 
-int hprof_text_parse(const char *line, struct hprof_text_command *out, char *err, size_t errlen)
+struct hprof_error hprof_text_parse(const char *line, struct hprof_text_command *out)
 {
     memset(out, 0, sizeof *out);
     size_t len = strlen(line);
     if (len >= MAX_LINE)
-        return fail(err, errlen, "command line longer than %d characters", MAX_LINE - 1);
+        return hprof_errorf("command line longer than %d characters", MAX_LINE - 1);
     char copy[MAX_LINE];
     memcpy(copy, line, len + 1);
     char *hash = strchr(copy, '#');
@@ -197,47 +181,47 @@ int hprof_text_parse(const char *line, struct hprof_text_command *out, char *err
     while (isspace((unsigned char)*p))
         p++;
     if (strncmp(p, "raw", 3) == 0 && (p[3] == '\0' || isspace((unsigned char)p[3])))
-        return parse_raw(p + 3, out, err, errlen);
+        return parse_raw(p + 3, out);
 
     char *words[MAX_WORDS];
     int n = 0;
     for (char *save = NULL, *t = strtok_r(copy, " \t\r\n", &save); t;
          t = strtok_r(NULL, " \t\r\n", &save)) {
         if (n == MAX_WORDS)
-            return fail(err, errlen, "too many words in '%s'", line);
+            return hprof_errorf("too many words in '%s'", line);
         words[n++] = t;
     }
     if (n == 0) {
         out->kind = HPROF_TEXT_NOTHING;
-        return 0;
+        return hprof_ok();
     }
     struct hprof_command *c = &out->command;
     out->kind = HPROF_TEXT_SEND;
     const char *w0 = words[0];
     if (strcmp(w0, "help") == 0) {
         out->kind = HPROF_TEXT_HELP;
-        return 0;
+        return hprof_ok();
     }
     if (strcmp(w0, "sleep") == 0) {
         char *end;
         double s = n == 2 ? strtod(words[1], &end) : -1;
         if (n != 2 || *end || !(s >= 0 && s <= 3600))
-            return fail(err, errlen, "usage: sleep SECONDS (0..3600)");
+            return hprof_errorf("usage: sleep SECONDS (0..3600)");
         out->kind = HPROF_TEXT_SLEEP;
         out->sleep_ms = (uint32_t)lround(s * 1000);
-        return 0;
+        return hprof_ok();
     }
     if (strcmp(w0, "sites") == 0)
-        return parse_sites(words, n, c, err, errlen);
+        return parse_sites(words, n, c);
     if (strcmp(w0, "samples") == 0) {
         c->tag = HPROF_CMD_CPU_SAMPLES;
         c->cutoff = HPROF_TEXT_DEFAULT_CUTOFF;
         if (n > 2 || (n == 2 && !parse_float01(words[1], &c->cutoff)))
-            return fail(err, errlen, "usage: samples [CUTOFF] (0..1)");
-        return 0;
+            return hprof_errorf("usage: samples [CUTOFF] (0..1)");
+        return hprof_ok();
     }
     if (strcmp(w0, "control") == 0)
-        return parse_control(words, n, c, err, errlen);
+        return parse_control(words, n, c);
 
     static const struct {
         const char *word;
@@ -250,10 +234,10 @@ int hprof_text_parse(const char *line, struct hprof_text_command *out, char *err
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++) {
         if (strcmp(w0, plain[i].word) == 0) {
             if (n != 1)
-                return fail(err, errlen, "%s takes no arguments", w0);
+                return hprof_errorf("%s takes no arguments", w0);
             c->tag = plain[i].tag;
-            return 0;
+            return hprof_ok();
         }
     }
-    return fail(err, errlen, "unknown command '%s' (try: help)", w0);
+    return hprof_errorf("unknown command '%s' (try: help)", w0);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "command_parser.h"
+#include "hprof_error.h"
 
 /* The cutoff "sites" and "samples" send when none is given: the cutoff= option's default. */
 #define HPROF_TEXT_DEFAULT_CUTOFF 0.0001f
@@ -28,8 +29,9 @@ struct hprof_text_command {
     uint8_t raw[HPROF_TEXT_RAW_MAX];
 };
 
-/* Parses one line. Returns 0, or -1 with a one-line message in err. */
-int hprof_text_parse(const char *line, struct hprof_text_command *out, char *err, size_t errlen);
+/* Parses one line. Returns hprof_ok(), or an error whose one line says what is wrong (the
+ * caller reports it). */
+struct hprof_error hprof_text_parse(const char *line, struct hprof_text_command *out);
 
 /* The help text listing the commands (ends with a newline). */
 const char *hprof_text_help(void);

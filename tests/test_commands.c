@@ -453,18 +453,17 @@ END_TEST
 static struct hprof_text_command text_ok(const char *line)
 {
     struct hprof_text_command t;
-    char err[256] = "";
-    int rc = hprof_text_parse(line, &t, err, sizeof err);
-    ck_assert_msg(rc == 0, "'%s': %s", line, err);
+    struct hprof_error e = hprof_text_parse(line, &t);
+    ck_assert_msg(!hprof_failed(&e), "'%s': %s", line, e.text);
     return t;
 }
 
 static void text_bad(const char *line, const char *want)
 {
     struct hprof_text_command t;
-    char err[256] = "";
-    ck_assert_msg(hprof_text_parse(line, &t, err, sizeof err) == -1, "'%s' parsed", line);
-    ck_assert_msg(strstr(err, want) != NULL, "'%s': '%s' lacks '%s'", line, err, want);
+    struct hprof_error e = hprof_text_parse(line, &t);
+    ck_assert_msg(hprof_failed(&e), "'%s' parsed", line);
+    ck_assert_msg(strstr(e.text, want) != NULL, "'%s': '%s' lacks '%s'", line, e.text, want);
 }
 
 START_TEST(text_commands)

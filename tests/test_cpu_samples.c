@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cpu_activity.h"
+#include "cpu_credit.h"
 #include "ranking.h"
 #include "sample_counts.h"
 #include "sample_ring.h"

@@ -30,8 +30,9 @@ static void teardown(void)
 static void ok(const char *s)
 {
     options_free(&o);
-    enum hprof_parse_result r = options_parse(s, &o, err, sizeof err);
-    ck_assert_msg(r == HPROF_OPTIONS_OK, "'%s' -> %d: %s", s, r, err);
+    struct hprof_error e = options_parse(s, &o);
+    snprintf(err, sizeof err, "%s", e.text);
+    ck_assert_msg(!hprof_failed(&e) && !o.help, "'%s' -> help %d: %s", s, o.help, err);
     ck_assert_str_eq(err, "");
 }
 
@@ -39,9 +40,11 @@ static void ok(const char *s)
 static void bad(const char *s, ...)
 {
     options_free(&o);
-    enum hprof_parse_result r = options_parse(s, &o, err, sizeof err);
-    ck_assert_msg(r == HPROF_OPTIONS_ERROR, "'%s' should fail, got %d", s, r);
-    ck_assert_msg(strncmp(err, "HPROF ERROR: ", 13) == 0, "'%s': %s", s, err);
+    struct hprof_error e = options_parse(s, &o);
+    snprintf(err, sizeof err, "%s", e.text);
+    ck_assert_msg(hprof_failed(&e), "'%s' should fail, got help %d", s, o.help);
+    /* the message only: the caller that logs it adds "HPROF ERROR: " */
+    ck_assert_msg(strncmp(err, "HPROF", 5) != 0 && err[0] != ' ', "'%s': %s", s, err);
     ck_assert_msg(strchr(err, '\n') == NULL, "'%s': not one line: %s", s, err);
     /* nothing is left allocated on error */
     ck_assert_ptr_null(o.file);
@@ -611,18 +614,25 @@ START_TEST(error_first_one_reported)
 }
 END_TEST
 
-START_TEST(error_small_and_null_buffers)
+START_TEST(error_long_value_cut_to_fit)
 {
-    char small[20];
-    ck_assert_int_eq(options_parse("heap=foo", &o, small, sizeof small), HPROF_OPTIONS_ERROR);
-    ck_assert_uint_eq(strlen(small), sizeof small - 1);
-    ck_assert(strncmp(small, "HPROF ERROR: heap", 17) == 0);
-    ck_assert_int_eq(options_parse("heap=foo", &o, NULL, 0), HPROF_OPTIONS_ERROR);
-    char tiny[5] = "zzzz";
-    ck_assert_int_eq(options_parse("heap=foo", &o, tiny, sizeof tiny), HPROF_OPTIONS_ERROR);
-    ck_assert_uint_lt(strlen(tiny), sizeof tiny);
-    ck_assert_int_eq(options_parse("heap=foo", &o, tiny, 0), HPROF_OPTIONS_ERROR);
-    ck_assert_str_eq(tiny, "HPRO"); /* errlen 0: not written */
+    /* A value longer than the error's text: the message is cut to fit, still one line. */
+    char opt[2048] = "heap=";
+    memset(opt + 5, 'x', sizeof opt - 6);
+    opt[sizeof opt - 1] = '\0';
+    struct hprof_error e = options_parse(opt, &o);
+    ck_assert(hprof_failed(&e));
+    ck_assert_uint_eq(strlen(e.text), sizeof e.text - 1);
+    const char *start = "heap option value must be dump|sites|all (heap=xxx";
+    ck_assert(strncmp(e.text, start, strlen(start)) == 0);
+    ck_assert_ptr_null(strchr(e.text, '\n'));
+    /* the longest message of a short typo, with every allowed name, fits whole */
+    char typo[80] = "";
+    memset(typo, 'y', 64);
+    strcat(typo, "z=1");
+    e = options_parse(typo, &o);
+    ck_assert(hprof_failed(&e));
+    ck_assert_ptr_nonnull(strstr(e.text, "sites_interval)"));
 }
 END_TEST
 
@@ -644,8 +654,10 @@ START_TEST(help_alone_and_anywhere)
     for (size_t i = 0; i < sizeof with_help / sizeof with_help[0]; i++) {
         options_free(&o);
         err[0] = 'x';
-        enum hprof_parse_result r = options_parse(with_help[i], &o, err, sizeof err);
-        ck_assert_msg(r == HPROF_OPTIONS_HELP, "'%s' -> %d (%s)", with_help[i], r, err);
+        struct hprof_error e = options_parse(with_help[i], &o);
+        snprintf(err, sizeof err, "%s", e.text);
+        ck_assert_msg(!hprof_failed(&e) && o.help, "'%s' -> help %d (%s)", with_help[i], o.help,
+                      err);
         ck_assert(o.help);
         ck_assert_ptr_null(o.file); /* freed */
         ck_assert_int_eq(o.depth, 4);
@@ -876,7 +888,7 @@ static Suite *options_suite(void)
         {"errors",
          {error_unknown_option, error_missing_value, error_bad_enum_values, error_numbers,
           error_cutoff, error_file, error_net, error_empty_items, error_first_one_reported,
-          error_small_and_null_buffers, error_leaves_defaults}},
+          error_long_value_cut_to_fit, error_leaves_defaults}},
         {"help", {help_alone_and_anywhere, help_text_content}},
         {"output_path",
          {path_defaults, path_force_y_overwrites, path_force_n_pid, path_force_n_counter,

@@ -319,9 +319,9 @@ static void run_queue(struct session *s, struct queue *q)
 static void queue_line(struct queue *q, const char *line)
 {
     struct hprof_text_command t;
-    char err[256];
-    if (hprof_text_parse(line, &t, err, sizeof err) != 0) {
-        complain("%s", err);
+    struct hprof_error e = hprof_text_parse(line, &t);
+    if (hprof_failed(&e)) {
+        complain("%s", e.text);
         return;
     }
     if (t.kind != HPROF_TEXT_NOTHING && queue_push(q, &t) != 0)
@@ -471,9 +471,9 @@ int main(int argc, char **argv)
             break;
         case 'c': {
             struct hprof_text_command t;
-            char err[256];
-            if (hprof_text_parse(optarg, &t, err, sizeof err) != 0) {
-                complain("-c '%s': %s", optarg, err);
+            struct hprof_error e = hprof_text_parse(optarg, &t);
+            if (hprof_failed(&e)) {
+                complain("-c '%s': %s", optarg, e.text);
                 return 2;
             }
             if (t.kind != HPROF_TEXT_NOTHING && queue_push(&q, &t) != 0)

@@ -45,18 +45,25 @@ bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jv
     return ok;
 }
 
-bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
+struct hprof_error jvmti_error(jvmtiEnv *jvmti, jvmtiError err, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)
-        return false;
+        return hprof_ok();
     char *name = NULL;
     if (jvmti && (*jvmti)->GetErrorName(jvmti, err, &name) == JVMTI_ERROR_NONE && name) {
-        log_error("%s failed: %s (%d)", what, name, (int)err);
+        struct hprof_error e = hprof_errorf("%s failed: %s (%d)", what, name, (int)err);
         (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    } else {
-        log_error("%s failed: JVMTI error %d", what, (int)err);
+        return e;
     }
-    return true;
+    return hprof_errorf("%s failed: JVMTI error %d", what, (int)err);
+}
+
+bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
+{
+    struct hprof_error e = jvmti_error(jvmti, err, what);
+    if (hprof_failed(&e))
+        log_error("%s", e.text);
+    return hprof_failed(&e);
 }
 
 void jvmti_free(jvmtiEnv *jvmti, void *p)

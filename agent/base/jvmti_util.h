@@ -5,6 +5,8 @@
 #include <jvmti.h>
 #include <stdbool.h>
 
+#include "hprof_error.h"
+
 /* The agent's environment, set once in Agent_OnLoad/OnAttach before any event. */
 jvmtiEnv *agent_jvmti(void);
 void agent_set_jvmti(jvmtiEnv *jvmti);
@@ -15,6 +17,9 @@ void agent_set_vm(JavaVM *vm);
 
 /* Logs "HPROF ERROR: <what> failed: <error name> (<code>)" and returns true if err != NONE. */
 bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what);
+/* The same message as an error value (hprof_error.h), for start-up paths whose caller logs;
+ * hprof_ok() if err == NONE. */
+struct hprof_error jvmti_error(jvmtiEnv *jvmti, jvmtiError err, const char *what);
 
 /* Deallocates memory JVMTI handed out; NULL is fine. */
 void jvmti_free(jvmtiEnv *jvmti, void *p);

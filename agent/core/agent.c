@@ -13,8 +13,9 @@
 #include "emit.h"
 #include "frame_table.h"
 #include "heap_dump.h"
-#include "jvmti_util.h"
+#include "control_commands.h"
 #include "control_listener.h"
+#include "jvmti_util.h"
 #include "log.h"
 #include "monitors.h"
 #include "options.h"
@@ -25,10 +26,11 @@
 #include "trace_table.h"
 
 /* Every profile the agent knows, in the order their sections appear in a dump. The socket
- * listener comes first so that at VM death it stops taking commands before the others stop. */
+ * listener is core's (control_listener.h): it starts before the profiles and, at VM death,
+ * stops taking commands before they stop. */
 static const struct hprof_profile *const all_profiles[] = {
-    &listener_profile,    &heap_dump_profile, &heap_sites_profile,
-    &cpu_samples_profile, &cpu_times_profile, &monitors_profile,
+    &heap_dump_profile, &heap_sites_profile, &cpu_samples_profile,
+    &cpu_times_profile, &monitors_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];
@@ -45,6 +47,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     classes_register_loaded(jvmti, jni);
     threads_register_live(jvmti, jni);
     emit_threads_known();
+    if (options.net_host)
+        control_listener_vm_init(jvmti, jni);
     FOR_EACH_PROFILE(p)
     if (p->vm_init)
         p->vm_init(jvmti, jni, thread);
@@ -84,17 +88,21 @@ static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
     JavaVM *vm = agent_vm();
     if (vm && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
         jni = NULL;
-    struct dump_request req = {jvmti, jni, DUMP_ON_SIGNAL, DUMP_ALL, (float)options.cutoff, 0};
+    struct dump_request req = {jvmti, jni, DUMP_ON_SIGNAL, DUMP_ALL, (float)options.cutoff,
+                               0,     NULL};
     dump_all(&req);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
+    if (options.net_host)
+        control_listener_stop();
     FOR_EACH_PROFILE(p)
     if (p->vm_death)
         p->vm_death(jvmti, jni);
     if (options.doe) {
-        struct dump_request req = {jvmti, jni, DUMP_AT_EXIT, DUMP_ALL, (float)options.cutoff, 0};
+        struct dump_request req = {jvmti, jni, DUMP_AT_EXIT, DUMP_ALL, (float)options.cutoff,
+                                   0,     NULL};
         dump_all(&req);
     }
     classes_flush_unloads();
@@ -113,18 +121,16 @@ static void teardown_tables(void)
     strings_teardown();
 }
 
-static int init_tables(void)
+static struct hprof_error init_tables(void)
 {
     if (strings_init() || classes_init() || frames_init(options.lineno) ||
-        traces_init(options.depth) || threads_init()) {
-        log_error("out of memory at start-up");
-        return -1;
-    }
-    return 0;
+        traces_init(options.depth) || threads_init())
+        return hprof_errorf("out of memory at start-up");
+    return hprof_ok();
 }
 
 /* Capabilities, callbacks and events of the core and every enabled profile. */
-static int setup_jvmti(jvmtiEnv *jvmti, bool live)
+static struct hprof_error setup_jvmti(jvmtiEnv *jvmti, bool live)
 {
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
@@ -134,8 +140,10 @@ static int setup_jvmti(jvmtiEnv *jvmti, bool live)
     FOR_EACH_PROFILE(p)
     if (p->add_capabilities)
         p->add_capabilities(&options, &caps);
-    if (jvmti_failed(jvmti, (*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
-        return -1;
+    struct hprof_error e =
+        jvmti_error(jvmti, (*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
+    if (hprof_failed(&e))
+        return e;
 
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
@@ -148,9 +156,10 @@ static int setup_jvmti(jvmtiEnv *jvmti, bool live)
     FOR_EACH_PROFILE(p)
     if (p->set_callbacks)
         p->set_callbacks(&cb);
-    if (jvmti_failed(jvmti, (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb),
-                     "SetEventCallbacks"))
-        return -1;
+    e = jvmti_error(jvmti, (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb),
+                    "SetEventCallbacks");
+    if (hprof_failed(&e))
+        return e;
 
     static const jvmtiEvent core_events[] = {
         JVMTI_EVENT_VM_INIT,    JVMTI_EVENT_VM_DEATH,      JVMTI_EVENT_THREAD_START,
@@ -159,16 +168,21 @@ static int setup_jvmti(jvmtiEnv *jvmti, bool live)
     for (size_t i = 0; i < sizeof core_events / sizeof *core_events; i++) {
         if (live && core_events[i] == JVMTI_EVENT_VM_INIT)
             continue;
-        if (jvmti_failed(
-                jvmti,
-                (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, core_events[i], NULL),
-                "SetEventNotificationMode"))
-            return -1;
+        e = jvmti_error(
+            jvmti, (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, core_events[i], NULL),
+            "SetEventNotificationMode");
+        if (hprof_failed(&e))
+            return e;
     }
+    if (options.net_host)
+        control_listener_start();
     FOR_EACH_PROFILE(p)
-    if (p->start && p->start(jvmti, &options, live) != 0)
-        return -1;
-    return 0;
+    if (p->start) {
+        e = p->start(jvmti, &options, live);
+        if (hprof_failed(&e))
+            return e;
+    }
+    return hprof_ok();
 }
 
 /* What start_agent did: the profile runs, or only the help text was printed (attach), or an
@@ -178,17 +192,16 @@ enum start_result { STARTED, HELP_ONLY, START_FAILED };
 /* Shared by OnLoad and OnAttach. */
 static enum start_result start_agent(JavaVM *vm, const char *option_string, bool live)
 {
-    char err[512];
     nenabled = 0; /* a failed attach may leave the library loaded: start from nothing again */
-    enum hprof_parse_result r = options_parse(option_string, &options, err, sizeof err);
-    if (r == HPROF_OPTIONS_ERROR) {
-        fprintf(stderr, "%s\n", err);
+    struct hprof_error e = options_parse(option_string, &options);
+    if (hprof_failed(&e)) {
+        log_error("%s", e.text); /* the VM does not start (attached: the library unloads) */
         if (live && option_string && !strchr(option_string, '='))
             log_error("jcmd splits an unquoted option string at '=': pass it in inner quotes, "
                       "e.g. jcmd <pid> JVMTI.agent_load <lib> '\"heap=dump,format=b\"'");
         return START_FAILED;
     }
-    if (r == HPROF_OPTIONS_HELP) {
+    if (options.help) {
         fputs(options_help_text(), stdout);
         fflush(stdout);
         if (live)
@@ -211,19 +224,22 @@ static enum start_result start_agent(JavaVM *vm, const char *option_string, bool
         if (all_profiles[i] && all_profiles[i]->enabled(&options))
             enabled_profiles[nenabled++] = all_profiles[i];
     dump_set_profiles(enabled_profiles, nenabled);
+    dump_set_settings_writer(control_commands_write_settings);
+    control_commands_init(&options, all_profiles, sizeof all_profiles / sizeof *all_profiles);
     dump_set_unloads_at_end(options.heap_sites);
 
-    if (init_tables() != 0) {
-        teardown_tables();
-        return START_FAILED;
-    }
-    if (output_open(&options, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
+    e = init_tables();
+    if (!hprof_failed(&e))
+        e = output_open(&options);
+    if (hprof_failed(&e)) {
+        log_error("%s", e.text);
         teardown_tables();
         return START_FAILED;
     }
     emit_first_records();
-    if (setup_jvmti(jvmti, live) != 0) {
+    e = setup_jvmti(jvmti, live);
+    if (hprof_failed(&e)) {
+        log_error("%s", e.text);
         /* Attached, the JVM unloads the library after a failure: no event may reach it. */
         if (live) {
             (*jvmti)->DisposeEnvironment(jvmti);

@@ -1,11 +1,17 @@
 /* net=host:port: the agent thread that reads commands from the socket the profile is written
- * to, and runs them (doc/socket.md). Plugs into the core as a profile: enabled by net=, it
- * starts its thread at VM init and stops it first thing at VM death. */
+ * to, and hands each to control_commands.h (doc/socket.md). Core's, not a profile: the core
+ * starts it when net= is given, starts its thread at VM init before any profile's, and stops it
+ * first thing at VM death. */
 #ifndef HPROF_CONTROL_LISTENER_H
 #define HPROF_CONTROL_LISTENER_H
 
-#include "profile.h"
+#include <jvmti.h>
 
-extern const struct hprof_profile listener_profile;
+/* After the output is open: a descriptor of its own to read the socket (a warning if none). */
+void control_listener_start(void);
+/* The VM is live: starts the listener thread. */
+void control_listener_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
+/* VM death: stops taking commands and waits (bounded) for the one in progress. */
+void control_listener_stop(void);
 
 #endif

@@ -14,6 +14,7 @@ static size_t nactive;
 /* One dump at a time: a SIGQUIT during the exit dump waits rather than interleaving. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool unloads_at_end;
+static void (*settings_writer)(struct hprof_writer *w);
 /* net=: a heap dump waits this long for the output before it (an earlier dump still going
  * to a slow peer) to leave the send spool; past it the heap dump is refused.
  * HPROF_DUMP_SEND_WAIT_MS (env_knobs) sets a shorter wait, for tests. */
@@ -31,6 +32,11 @@ void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
     nactive = n;
 }
 
+void dump_set_settings_writer(void (*write_settings)(struct hprof_writer *w))
+{
+    settings_writer = write_settings;
+}
+
 void dump_set_unloads_at_end(bool at_end)
 {
     unloads_at_end = at_end;
@@ -38,18 +44,28 @@ void dump_set_unloads_at_end(bool at_end)
 
 /* The unloads learned before the traces are written: a trace interned after them cannot hold
  * a frame of those classes (their methods no longer run), so no later STACK FRAME names them. */
+static void write_unloads(struct hprof_writer *w, void *ctx)
+{
+    (void)ctx;
+    emit_unloads(w);
+}
+
 void dump_write_unloads(void)
 {
-    struct hprof_writer *w = emit_begin();
-    if (w)
-        emit_unloads(w);
-    emit_end();
+    emit_section(NULL, write_unloads, NULL);
+}
+
+static void flush_output(struct hprof_writer *w, void *ok)
+{
+    w->ops->flush(w);
+    *(bool *)ok = !writer_failed(w);
 }
 
 void dump_all(const struct dump_request *req)
 {
     pthread_mutex_lock(&dump_lock);
     struct dump_request r = *req;
+    r.write_settings = settings_writer;
     uint64_t left;
     int wait_ms = send_wait_ms();
     if ((r.sections & DUMP_HEAP) && !output_wait_sent(wait_ms, &left)) {
@@ -69,13 +85,8 @@ void dump_all(const struct dump_request *req)
         if (!unloads_at_end)
             dump_write_unloads();
     }
-    struct hprof_writer *w = emit_begin();
-    bool ok = w != NULL;
-    if (w) {
-        w->ops->flush(w);
-        ok = !writer_failed(w);
-    }
-    emit_end();
+    bool ok = false;
+    emit_section(NULL, flush_output, &ok);
     if (ok && !output_wait_sent(0, &left))
         log_info("dump to %s done; %.1f MB of it still being sent", output_name(),
                  (double)left / 1048576.0);

@@ -6,6 +6,8 @@
 #include "profile.h"
 
 void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n);
+/* What a dump passes as dump_request.write_settings (core's CONTROL SETTINGS). */
+void dump_set_settings_writer(void (*write_settings)(struct hprof_writer *w));
 /* Writes the sections req asks for, one dump at a time. */
 void dump_all(const struct dump_request *req);
 

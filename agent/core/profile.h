@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
 #include "options.h"
 #include "writer.h"
 
@@ -40,6 +41,9 @@ struct dump_request {
     float cutoff;      /* ratio below which rows are left out (the cutoff= option by default) */
     uint16_t flags;    /* ALLOC SITES flags from a socket command (HPROF_SITES_*), else 0;
                         * HPROF_SITES_FORCE_GC: the sites profile forces a GC before counting */
+    /* Writes CONTROL SETTINGS, core's record (control_commands.h), where a section wants it
+     * (cpu=samples: before CPU SAMPLES); NULL: none. Output lock held. */
+    void (*write_settings)(struct hprof_writer *w);
 };
 
 /* Socket CONTROL commands (and anything else that changes a running profile). */
@@ -62,6 +66,11 @@ struct control_request {
 
 struct hprof_profile {
     const char *name;
+    /* The sections its dump writes (enum dump_section bits; 0: it says nothing), and the
+     * options that turn it on, for the one warning when a socket command asks for a section
+     * no running profile writes ("heap=sites or heap=all"). */
+    unsigned sections;
+    const char *option_text;
     /* Whether the options ask for this profile. */
     bool (*enabled)(const struct hprof_options *opts);
     /* Capabilities it needs (potential ones are checked by the core). */
@@ -69,9 +78,9 @@ struct hprof_profile {
     /* Its own event callbacks. */
     void (*set_callbacks)(jvmtiEventCallbacks *cb);
     /* After capabilities and callbacks are set: enable its events, set up state. Called in
-     * Agent_OnLoad (live == false) or Agent_OnAttach (live == true). Returns 0, or -1 after
-     * logging why (the VM is then stopped at start-up). */
-    int (*start)(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live);
+     * Agent_OnLoad (live == false) or Agent_OnAttach (live == true). Returns hprof_ok() or
+     * why not, unlogged: the core logs it once (the VM is then stopped at start-up). */
+    struct hprof_error (*start)(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live);
     /* The VM is live (VMInit, or at once after attach). */
     void (*vm_init)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
     void (*thread_start)(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
@@ -83,6 +92,11 @@ struct hprof_profile {
     void (*dump)(const struct dump_request *req);
     /* A control command; profiles ignore kinds that are not theirs. */
     void (*control)(const struct control_request *req);
+    /* Whether it samples now, for CONTROL SETTINGS (a profile that samples the CPU). */
+    bool (*sampling_on)(void);
+    /* Called while it is off (enabled() false): a socket command asked for one of its
+     * sections (req->sections); writes that section empty if a front end waits for it. */
+    void (*answer_off)(const struct dump_request *req);
     /* VM death, before the final dump: stop agent threads, settle pending events. */
     void (*vm_death)(jvmtiEnv *jvmti, JNIEnv *jni);
 };

@@ -79,10 +79,10 @@ static uint32_t serial_at(const uint32_t *first, size_t stride, size_t i)
     return *(const uint32_t *)((const char *)first + i * stride);
 }
 
-struct hprof_writer *emit_section(const struct emit_refs *refs)
+bool emit_section(const struct emit_refs *refs, emit_body body, void *ctx)
 {
-    struct hprof_writer *w = emit_begin();
-    for (size_t i = 0; w && i < refs->n; i++) {
+    struct hprof_writer *w = output_lock();
+    for (size_t i = 0; w && refs && i < refs->n; i++) {
         if (refs->threads)
             emit_thread(w, serial_at(refs->threads, refs->stride, i));
         if (refs->classes)
@@ -90,15 +90,21 @@ struct hprof_writer *emit_section(const struct emit_refs *refs)
         if (refs->traces)
             emit_trace(w, serial_at(refs->traces, refs->stride, i));
     }
-    return w;
+    if (w)
+        body(w, ctx);
+    output_unlock();
+    return w != NULL;
+}
+
+static void empty_trace(struct hprof_writer *w, void *ctx)
+{
+    (void)ctx;
+    emit_trace(w, HPROF_TRACE_SERIAL_NONE);
 }
 
 void emit_first_records(void)
 {
-    struct hprof_writer *w = emit_begin();
-    if (w)
-        emit_trace(w, HPROF_TRACE_SERIAL_NONE);
-    emit_end();
+    emit_section(NULL, empty_trace, NULL);
 }
 
 void emit_string(struct hprof_writer *w, hprof_id id)
@@ -173,13 +179,23 @@ void emit_thread(struct hprof_writer *w, uint32_t serial)
     w->ops->thread_start(w, &view);
 }
 
+struct range {
+    void (*one)(struct hprof_writer *, uint32_t);
+    uint32_t first, last;
+};
+
+static void range_body(struct hprof_writer *w, void *ctx)
+{
+    const struct range *r = ctx;
+    for (uint32_t serial = r->first; serial <= r->last; serial++)
+        r->one(w, serial);
+}
+
 /* Under the lock: one(w, serial) for serials first..last. */
 static void emit_range(void (*one)(struct hprof_writer *, uint32_t), uint32_t first, uint32_t last)
 {
-    struct hprof_writer *w = emit_begin();
-    for (uint32_t serial = first; w && serial <= last; serial++)
-        one(w, serial);
-    emit_end();
+    struct range r = {one, first, last};
+    emit_section(NULL, range_body, &r);
 }
 
 void emit_threads_known(void)
@@ -197,14 +213,16 @@ void emit_traces_known(void)
     emit_range(emit_trace, 1, traces_count());
 }
 
+static void thread_end_body(struct hprof_writer *w, void *ctx)
+{
+    uint32_t serial = *(const uint32_t *)ctx;
+    emit_thread(w, serial);
+    w->ops->thread_end(w, serial);
+}
+
 void emit_thread_end(uint32_t serial)
 {
-    struct hprof_writer *w = emit_begin();
-    if (w) {
-        emit_thread(w, serial);
-        w->ops->thread_end(w, serial);
-    }
-    emit_end();
+    emit_section(NULL, thread_end_body, &serial);
 }
 
 void emit_reset(void)

@@ -3,23 +3,29 @@
  * The symbol tables (agent/symbols/) only intern and look up; which of their entries are in the
  * output already is known here alone. A profile writes a section as
  *
- *     struct hprof_writer *w = emit_begin();
- *     if (w) { emit_trace(w, row.trace_serial) for each row ...; w->ops->section(w, ...); }
- *     emit_end();
+ *     struct emit_refs refs = {nrows, sizeof *rows, &rows->trace_serial, NULL, NULL};
+ *     emit_section(&refs, write_rows, &report);
  *
- * The emit_* writers below need the lock held (w from emit_begin). */
+ * where write_rows(w, ctx) writes the section's records with w. emit_section takes the output
+ * lock, writes what the rows name, calls the body and always releases the lock: a section
+ * cannot be left open. The emit_* writers below need the lock held (w given to a body). */
 #ifndef HPROF_EMIT_H
 #define HPROF_EMIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "writer.h"
 
 /* Takes the output lock and returns the writer, or NULL when there is no usable output
- * (closed, or a write failed). Always pair with emit_end(), even after NULL. */
+ * (closed, or a write failed). Always pair with emit_end(), even after NULL. Only for a writer
+ * that streams across calls (heap=dump's segments); everything else uses emit_section. */
 struct hprof_writer *emit_begin(void);
 void emit_end(void);
+
+/* The body of a section: writes its records with w (the output lock held). */
+typedef void (*emit_body)(struct hprof_writer *w, void *ctx);
 
 /* What the rows of a section name: n rows, stride bytes apart; each non-NULL pointer is the
  * first row's serial field of that kind (trace, class, thread). */
@@ -29,9 +35,10 @@ struct emit_refs {
 };
 
 /* The one way a section is written: takes the output lock, writes what refs name (threads,
- * classes, traces, with all they name in turn), and returns the writer for the section's
- * rows, or NULL. Pair with emit_end() as emit_begin. */
-struct hprof_writer *emit_section(const struct emit_refs *refs);
+ * classes, traces, with all they name in turn; refs NULL: nothing), calls body(w, ctx) and
+ * releases the lock. Returns false, without calling body, when there is no usable output
+ * (closed, or a write failed). */
+bool emit_section(const struct emit_refs *refs, emit_body body, void *ctx);
 
 /* After output_open: the empty trace, which THREAD START and other records name. */
 void emit_first_records(void);

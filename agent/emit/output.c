@@ -72,7 +72,8 @@ static int connect_bounded(int fd, const struct sockaddr *addr, socklen_t len)
     return rc;
 }
 
-static int connect_to(const char *host, unsigned port, char *err, size_t errlen)
+/* A connected socket in *out_fd, or the error. */
+static struct hprof_error connect_to(const char *host, unsigned port, int *out_fd)
 {
     char service[16];
     snprintf(service, sizeof service, "%u", port);
@@ -81,11 +82,8 @@ static int connect_to(const char *host, unsigned port, char *err, size_t errlen)
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     int rc = getaddrinfo(host, service, &hints, &list);
-    if (rc != 0) {
-        snprintf(err, errlen, "HPROF ERROR: cannot resolve net=%s:%u: %s", host, port,
-                 gai_strerror(rc));
-        return -1;
-    }
+    if (rc != 0)
+        return hprof_errorf("cannot resolve net=%s:%u: %s", host, port, gai_strerror(rc));
     int fd = -1, last_errno = 0;
     for (struct addrinfo *a = list; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
@@ -101,47 +99,41 @@ static int connect_to(const char *host, unsigned port, char *err, size_t errlen)
         }
     }
     freeaddrinfo(list);
-    if (fd < 0) {
-        if (last_errno == ETIMEDOUT)
-            snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: no answer within %d s",
-                     host, port, SOCKET_CONNECT_TIMEOUT_MS / 1000);
-        else
-            snprintf(err, errlen, "HPROF ERROR: cannot connect to net=%s:%u: %s", host, port,
-                     strerror(last_errno));
-        return -1;
-    }
+    if (fd < 0 && last_errno == ETIMEDOUT)
+        return hprof_errorf("cannot connect to net=%s:%u: no answer within %d s", host, port,
+                            SOCKET_CONNECT_TIMEOUT_MS / 1000);
+    if (fd < 0)
+        return hprof_errorf("cannot connect to net=%s:%u: %s", host, port, strerror(last_errno));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
+    *out_fd = fd;
+    return hprof_ok();
 }
 
-int output_open(const struct hprof_options *opts, char *err, size_t errlen)
+struct hprof_error output_open(const struct hprof_options *opts)
 {
     struct hprof_sink *sink = NULL;
     if (opts->net_host) {
-        int fd = connect_to(opts->net_host, opts->net_port, err, errlen);
-        if (fd < 0)
-            return -1;
+        int fd = -1;
+        struct hprof_error e = connect_to(opts->net_host, opts->net_port, &fd);
+        if (hprof_failed(&e))
+            return e;
         snprintf(name, sizeof name, "%s:%u", opts->net_host, (unsigned)opts->net_port);
         sink = sink_open_fd(fd, opts->gzip, SOCKET_WRITE_TIMEOUT_MS, name);
         /* output waiting for a slow peer goes to $TMPDIR past the spool's memory */
         sink_set_spool(sink, SINK_SPOOL_MEMORY, env_knobs()->tmpdir);
         socket_fd = fd;
     } else {
-        if (options_output_path(opts, (long)getpid(), path_exists, name, sizeof name) != 0) {
-            snprintf(err, errlen, "HPROF ERROR: file option value is too long (file=%s)",
-                     opts->file ? opts->file : "");
-            return -1;
-        }
+        if (options_output_path(opts, (long)getpid(), path_exists, name, sizeof name) != 0)
+            return hprof_errorf("file option value is too long (file=%s)",
+                                opts->file ? opts->file : "");
         char why[512];
         sink = sink_open_file(name, opts->gzip, why, sizeof why);
-        if (!sink) {
-            snprintf(err, errlen, "HPROF ERROR: %s", why); /* the sink's message has no prefix */
-            return -1;
-        }
+        if (!sink)
+            return hprof_errorf("%s", why); /* the sink's message has no prefix */
     }
     if (!sink)
-        return -1;
+        return hprof_errorf("out of memory opening %s", name);
     struct hprof_writer *w;
     switch (opts->format) {
     case HPROF_FORMAT_BINARY:
@@ -157,15 +149,13 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
         w = writer_ascii_new(sink);
         break;
     }
-    if (!w) { /* the writer has closed the sink (writers own it) */
-        snprintf(err, errlen, "HPROF ERROR: out of memory opening %s", name);
-        return -1;
-    }
+    if (!w) /* the writer has closed the sink (writers own it) */
+        return hprof_errorf("out of memory opening %s", name);
     w->ops->begin(w);
     pthread_mutex_lock(&lock);
     writer = w;
     pthread_mutex_unlock(&lock);
-    return 0;
+    return hprof_ok();
 }
 
 struct hprof_writer *output_lock(void)

@@ -7,12 +7,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "hprof_error.h"
 #include "options.h"
 #include "writer.h"
 
 /* Opens file= (or the default name) or connects to net=host:port, and writes the header.
- * Returns 0, or -1 with a one-line message in err. */
-int output_open(const struct hprof_options *opts, char *err, size_t errlen);
+ * Returns hprof_ok() or the error (the caller logs it: the VM does not start). */
+struct hprof_error output_open(const struct hprof_options *opts);
 
 /* Takes the output lock and returns the writer, or NULL when there is no usable output
  * (closed, or a write failed). Always pair with output_unlock(), even after NULL. */

@@ -117,9 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(line, stream, len);
         line[len] = '\0';
         struct hprof_text_command t;
-        char err[256];
-        if (hprof_text_parse(line, &t, err, sizeof err) == 0 && t.kind == HPROF_TEXT_SEND &&
-            t.command.tag != HPROF_CMD_EOF)
+        struct hprof_error e = hprof_text_parse(line, &t);
+        if (!hprof_failed(&e) && t.kind == HPROF_TEXT_SEND && t.command.tag != HPROF_CMD_EOF)
             check_command(&t.command);
         free(line);
     }

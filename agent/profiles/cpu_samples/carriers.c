@@ -3,21 +3,20 @@
 #include <stdarg.h>
 
 #include "jvmti_util.h"
-#include "log.h"
 
 /* The slot of the platform thread this OS thread is (bound at its ThreadStart). */
 static _Thread_local struct carrier_slot *tls_slot;
 static bool watching;
 static void (*observer)(JNIEnv *jni, jthread vthread);
 
-void carrier_slot_init(struct carrier_slot *s)
+void carriers_slot_init(struct carrier_slot *s)
 {
     pthread_mutex_init(&s->lock, NULL);
     s->vthread = NULL;
     atomic_init(&s->mounted, false);
 }
 
-void carrier_slot_destroy(JNIEnv *jni, struct carrier_slot *s)
+void carriers_slot_destroy(JNIEnv *jni, struct carrier_slot *s)
 {
     if (s->vthread)
         (*jni)->DeleteWeakGlobalRef(jni, s->vthread);
@@ -25,16 +24,16 @@ void carrier_slot_destroy(JNIEnv *jni, struct carrier_slot *s)
     pthread_mutex_destroy(&s->lock);
 }
 
-void carrier_slot_bind_current(struct carrier_slot *s)
+void carriers_slot_bind_current(struct carrier_slot *s)
 {
     tls_slot = s;
 }
 
-jthread carrier_slot_mounted(JNIEnv *jni, struct carrier_slot *s)
+jthread carriers_slot_mounted(JNIEnv *jni, struct carrier_slot *s)
 {
     jthread local = NULL;
     pthread_mutex_lock(&s->lock);
-    if (s->vthread && carrier_slot_carrying(s))
+    if (s->vthread && carriers_slot_carrying(s))
         local = (*jni)->NewLocalRef(jni, s->vthread); /* NULL if it was collected */
     pthread_mutex_unlock(&s->lock);
     return local;
@@ -79,25 +78,22 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
         atomic_store_explicit(&s->mounted, false, memory_order_release);
 }
 
-bool cpu_carriers_watch(jvmtiEnv *jvmti)
+struct hprof_error carriers_watch(jvmtiEnv *jvmti)
 {
     if (!jvmti_add_virtual_threads_capability(jvmti))
-        return false; /* JDK 17: no virtual threads */
-    if (jvmti_watch_mounts(jvmti, on_mount, on_unmount)) {
-        watching = true;
-        return true;
-    }
-    log_warning("cpu=samples: this VM has no virtual-thread mount events; virtual threads "
-                "will not be sampled");
-    return false;
+        return hprof_ok(); /* JDK 17: no virtual threads */
+    if (!jvmti_watch_mounts(jvmti, on_mount, on_unmount))
+        return hprof_errorf("this VM has no virtual-thread mount events");
+    watching = true;
+    return hprof_ok();
 }
 
-void cpu_carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread))
+void carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread))
 {
     observer = fn;
 }
 
-bool cpu_carriers_watching(void)
+bool carriers_watching(void)
 {
     return watching;
 }

@@ -16,6 +16,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "hprof_error.h"
+
 struct carrier_slot {
     pthread_mutex_t lock;  /* guards vthread: replaced at mount, borrowed by the sampler */
     jweak vthread;         /* the virtual thread mounted last (weak: never kept alive) */
@@ -23,24 +25,26 @@ struct carrier_slot {
 };
 
 /* The VM can follow virtual threads: adds can_support_virtual_threads when the VM offers it
- * and enables the mount events. Call once at start (OnLoad or attach). Returns whether mount
- * events are on (false on JDK 17, or on a VM without them: then nothing here costs). */
-bool cpu_carriers_watch(jvmtiEnv *jvmti);
-bool cpu_carriers_watching(void);
+ * and enables the mount events. Call once at start (OnLoad or attach). Returns hprof_ok() (on
+ * JDK 17 too: no virtual threads, nothing here costs), or the error of a VM with virtual
+ * threads but without mount events (the caller says what is lost). carriers_watching says
+ * whether mount events are on. */
+struct hprof_error carriers_watch(jvmtiEnv *jvmti);
+bool carriers_watching(void);
 /* Also tells fn of each mount (the JNIEnv and the virtual thread) and unmount (NULL, NULL),
- * on the carrier: the async sampler's hook (cpu_async.c). Set before the events are on. */
-void cpu_carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread));
+ * on the carrier: the async sampler's hook (async_sampler.c). Set before the events are on. */
+void carriers_observe(void (*fn)(JNIEnv *jni, jthread vthread));
 
-void carrier_slot_init(struct carrier_slot *s);
+void carriers_slot_init(struct carrier_slot *s);
 /* Frees the slot's reference; the thread has ended (no mount can come any more). */
-void carrier_slot_destroy(JNIEnv *jni, struct carrier_slot *s);
+void carriers_slot_destroy(JNIEnv *jni, struct carrier_slot *s);
 
 /* Binds the current thread to its slot (ThreadStart, on the new thread), or unbinds it (NULL,
  * ThreadEnd). */
-void carrier_slot_bind_current(struct carrier_slot *s);
+void carriers_slot_bind_current(struct carrier_slot *s);
 
 /* Whether the slot's carrier has a virtual thread mounted now. */
-static inline bool carrier_slot_carrying(struct carrier_slot *s)
+static inline bool carriers_slot_carrying(struct carrier_slot *s)
 {
     return atomic_load_explicit(&s->mounted, memory_order_acquire);
 }
@@ -48,6 +52,6 @@ static inline bool carrier_slot_carrying(struct carrier_slot *s)
 /* A new local reference to the virtual thread mounted on the slot's carrier, or NULL when
  * none is (it unmounted meanwhile). The thread may unmount right after: callers check the
  * state its stack comes with. */
-jthread carrier_slot_mounted(JNIEnv *jni, struct carrier_slot *s);
+jthread carriers_slot_mounted(JNIEnv *jni, struct carrier_slot *s);
 
 #endif

@@ -1,24 +1,20 @@
 #include "cpu_samples.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "async_sampler.h"
 #include "carriers.h"
-#include "sampler_thread.h"
-#include "log.h"
+#include "cpu_profile.h"
 #include "emit.h"
-#include "output.h"
+#include "log.h"
 #include "ranking.h"
+#include "sampled_threads.h"
+#include "sampler_thread.h"
 #include "trace_table.h"
 
 /* Longest "class.method" label kept for a row; longer ones are cut. */
 #define LABEL_LEN 512
-
-/* The alloc-traces bit of CONTROL SETTINGS: heap=sites or heap=dump (as the old agent and the
- * listener's own CONTROL SETTINGS have it), switched by CONTROL commands. */
-static _Atomic(bool) alloc_traces;
 
 static bool cpu_samples_enabled(const struct hprof_options *opts)
 {
@@ -29,76 +25,90 @@ static void cpu_samples_add_capabilities(const struct hprof_options *opts, jvmti
 {
     caps->can_get_thread_cpu_time = 1; /* other threads' CPU time: busy or waiting in native */
     if (opts->sampler == HPROF_SAMPLER_ASYNC)
-        cpu_async_add_capabilities(caps);
+        async_sampler_add_capabilities(caps);
 }
 
 static void cpu_samples_set_callbacks(jvmtiEventCallbacks *cb)
 {
-    cpu_async_set_callbacks(cb);
+    async_sampler_set_callbacks(cb);
 }
 
-static int cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static struct hprof_error cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
+                                            bool live)
 {
     (void)live;
-    atomic_store(&alloc_traces, opts->heap_sites || opts->heap_dump);
-    if (cpu_sampler_init(opts->interval_ms, opts->thread) != 0) {
-        log_error("cpu=samples: out of memory at start-up");
-        return -1;
-    }
-    cpu_async_start(jvmti, opts); /* else the safepoint sampler's rounds sample every thread */
-    cpu_carriers_watch(jvmti);    /* JDK 21+: follow virtual threads on their carriers */
-    return 0;
+    sampler_thread_init(opts->interval_ms, opts->thread);
+    if (!sampled_threads_init() || !cpu_profile_init(opts->thread))
+        return hprof_errorf("cpu=samples: out of memory at start-up");
+    struct hprof_error e = async_sampler_start(jvmti, opts);
+    if (hprof_failed(&e)) /* the safepoint sampler's rounds sample every thread */
+        log_warning("cpu=samples: %s; using the safepoint sampler (sampler=safepoint)", e.text);
+    e = carriers_watch(jvmti); /* JDK 21+: follow virtual threads on their carriers */
+    if (hprof_failed(&e))
+        log_warning("cpu=samples: %s; virtual threads will not be sampled", e.text);
+    return hprof_ok();
 }
 
 static void cpu_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
-    cpu_async_vm_init(jvmti, jni);
-    cpu_sampler_add_live_threads(jvmti, jni);
-    cpu_sampler_cover_current(jvmti, jni); /* VM init runs on the main thread */
-    cpu_sampler_start(jvmti, jni);         /* on failure: logged, and no samples */
+    if (async_sampler_active())
+        cpu_profile_prepare(jvmti, jni); /* pseudo-frames, virtual-thread boundary */
+    async_sampler_vm_init(jvmti, jni);
+    sampled_threads_add_live(jvmti, jni);
+    sampled_threads_cover_current(jvmti, jni); /* VM init runs on the main thread */
+    if (!sampler_thread_start(jvmti, jni))
+        log_error("cpu=samples: cannot start the sampler thread");
 }
 
 static void cpu_samples_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    cpu_sampler_thread_started(jvmti, jni, thread);
+    sampled_threads_started(jvmti, jni, thread);
 }
 
 static void cpu_samples_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
     (void)jni;
     (void)thread;
-    cpu_async_class_prepare(jvmti, klass);
+    async_sampler_class_prepare(jvmti, klass);
 }
 
 static void cpu_samples_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    cpu_sampler_thread_ended(jvmti, jni, thread);
+    sampled_threads_ended(jvmti, jni, thread);
+}
+
+/* CONTROL SETTINGS (core's record: req->write_settings) then CPU SAMPLES. */
+struct cpu_section {
+    const struct dump_request *req;
+    struct hprof_cost_report report;
+};
+
+static void write_cpu_section(struct hprof_writer *w, void *ctx)
+{
+    struct cpu_section *s = ctx;
+    if (s->req->write_settings)
+        s->req->write_settings(w);
+    w->ops->cpu_samples(w, &s->report);
 }
 
 static void cpu_samples_dump(const struct dump_request *req)
 {
     if (!(req->sections & DUMP_CPU))
         return;
-    cpu_async_drain(req->jvmti, req->jni); /* the samples still in the ring count too */
+    cpu_profile_drain(req->jvmti, req->jni); /* the samples still in the ring count too */
     struct hprof_cost_row *rows = NULL;
     uint64_t total = 0;
-    size_t n = cpu_sampler_snapshot(&rows, &total);
+    size_t n = cpu_profile_snapshot(&rows, &total);
     size_t keep = ranking_sort_and_cut(rows, n, total, req->cutoff);
     char *labels = keep ? malloc(keep * LABEL_LEN) : NULL;
     for (size_t i = 0; i < keep && labels; i++) {
         traces_top_label(rows[i].trace_serial, labels + i * LABEL_LEN, LABEL_LEN);
         rows[i].method = labels + i * LABEL_LEN;
     }
-    bool sampling = cpu_sampler_sampling();
     struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
-    struct hprof_writer *w = emit_section(&refs);
-    if (w) {
-        w->ops->control_settings(w, atomic_load(&alloc_traces), sampling, (uint16_t)traces_depth());
-        struct hprof_cost_report report = {.total = total, .nrows = keep, .rows = rows};
-        w->ops->cpu_samples(w, &report);
-    }
-    emit_end();
+    struct cpu_section section = {req, {.total = total, .nrows = keep, .rows = rows}};
+    emit_section(&refs, write_cpu_section, &section);
     free(labels);
     free(rows);
 }
@@ -110,46 +120,64 @@ static void cpu_samples_control(const struct control_request *req)
     case CONTROL_CPU_SAMPLING_OFF:
         if (req->thread && !req->jni)
             return; /* a thread reference needs the caller's JNI environment */
-        cpu_sampler_set_sampling(req->jvmti, req->jni, req->thread,
-                                 req->kind == CONTROL_CPU_SAMPLING_ON);
+        sampled_threads_set_sampling(req->jvmti, req->jni, req->thread,
+                                     req->kind == CONTROL_CPU_SAMPLING_ON);
         break;
     case CONTROL_CLEAR_CPU_SAMPLES:
-        cpu_sampler_clear();
+        cpu_profile_clear();
         break;
     case CONTROL_ALLOC_TRACES_ON:
     case CONTROL_ALLOC_TRACES_OFF:
-        atomic_store(&alloc_traces, req->kind == CONTROL_ALLOC_TRACES_ON);
-        break;
     case CONTROL_SET_DEPTH:
-        break; /* the listener sets it; the sampler reads the depth every round */
+        break; /* core's settings; the sampler reads the depth every round */
     }
+}
+
+/* A socket command asked for CPU SAMPLES while no CPU profile runs: the section, empty (no rows,
+ * total 0), so that a front end waiting for it gets one. */
+static void write_empty_cpu(struct hprof_writer *w, void *ctx)
+{
+    (void)ctx;
+    struct hprof_cost_report r;
+    memset(&r, 0, sizeof r);
+    w->ops->cpu_samples(w, &r);
+    w->ops->flush(w);
+}
+
+static void cpu_samples_answer_off(const struct dump_request *req)
+{
+    if (req->sections & DUMP_CPU)
+        emit_section(NULL, write_empty_cpu, NULL);
 }
 
 static void cpu_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    cpu_async_stop(); /* no signal after this; the exit dump drains what is left */
-    cpu_sampler_stop();
-    cpu_async_drain(jvmti, jni);
-    cpu_async_log_stats();
-    struct cpu_sampler_stats s;
-    cpu_sampler_get_stats(&s);
-    if (cpu_async_active() && s.ticks == 0)
+    async_sampler_stop(); /* no signal after this; the exit dump drains what is left */
+    sampler_thread_stop();
+    cpu_profile_drain(jvmti, jni);
+    async_sampler_log_stats();
+    struct sampler_thread_stats s;
+    sampler_thread_get_stats(&s);
+    if (async_sampler_active() && s.ticks == 0)
         return; /* every thread had its timer: no rounds to report */
     double secs = (double)s.running_ns / 1e9;
     log_info("cpu=samples: %llu samples in %llu rounds over %.2f s (%.1f rounds/s, %llu skipped); "
              "%.1f us per round on average (%.1f us of CPU), %.1f us at most",
-             (unsigned long long)s.samples, (unsigned long long)s.ticks, secs,
+             (unsigned long long)s.round.samples, (unsigned long long)s.ticks, secs,
              secs > 0 ? (double)s.ticks / secs : 0.0, (unsigned long long)s.missed,
              s.ticks ? (double)s.busy_ns / (double)s.ticks / 1e3 : 0.0,
              s.ticks ? (double)s.cpu_ns / (double)s.ticks / 1e3 : 0.0, (double)s.max_tick_ns / 1e3);
-    if (cpu_carriers_watching())
+    if (carriers_watching())
         log_info("cpu=samples: %llu samples on virtual threads, %llu dropped (the virtual "
                  "thread had unmounted before its stack was taken)",
-                 (unsigned long long)s.vthread_samples, (unsigned long long)s.vthread_dropped);
+                 (unsigned long long)s.round.vthread_samples,
+                 (unsigned long long)s.round.vthread_dropped);
 }
 
 const struct hprof_profile cpu_samples_profile = {
     .name = "cpu=samples",
+    .sections = DUMP_CPU,
+    .option_text = "cpu=samples",
     .enabled = cpu_samples_enabled,
     .add_capabilities = cpu_samples_add_capabilities,
     .set_callbacks = cpu_samples_set_callbacks,
@@ -160,5 +188,7 @@ const struct hprof_profile cpu_samples_profile = {
     .class_prepare = cpu_samples_class_prepare,
     .dump = cpu_samples_dump,
     .control = cpu_samples_control,
+    .sampling_on = sampled_threads_sampling,
+    .answer_off = cpu_samples_answer_off,
     .vm_death = cpu_samples_vm_death,
 };

@@ -13,16 +13,12 @@
 
 #include "clock.h" /* clock_gettime: async-signal-safe */
 #include "late_walk.h"
+#include "sample_records.h"
 #include "segarray.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
-
-/* The ring holds this many bytes of records at most (and at least MIN_RECORDS records). */
-#define RING_BYTES ((size_t)4 << 20)
-#define MIN_RECORDS 256u
-#define MAX_RECORDS 16384u
 
 enum slot_state { SLOT_FREE = 0, SLOT_LIVE, SLOT_ENDED };
 
@@ -50,9 +46,7 @@ static struct segarray slots;
 static uint32_t *free_list, *ended_list;
 static size_t nfree, nended, free_cap, ended_cap;
 
-static struct sample_ring *ring;
-static int max_frames;
-static _Atomic(int) walk_depth;
+static bool set_up; /* cpu_timers_setup succeeded: the records' ring exists */
 static int64_t interval;
 static _Atomic(bool) running;
 static _Thread_local int32_t current_slot = -1;
@@ -75,8 +69,8 @@ static struct timer_slot *slot_at(uint32_t i)
  * the stub had returned, the sample goes to the calling frame. AGCT checks the frame it is
  * given, so a word that is no return address makes it fail again (the first reason is then
  * kept). x86-64 only. */
-static int walk_from_return_address(const struct timer_slot *s, struct timer_record *rec, int depth,
-                                    void *ucontext, int first)
+static int walk_from_return_address(const struct timer_slot *s, struct sample_record *rec,
+                                    int depth, void *ucontext, int first)
 {
 #if defined(__x86_64__)
     if (!ucontext)
@@ -148,7 +142,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     uint64_t t0 = clock_thread_cpu_ns();
     uint32_t weight = 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
     uint64_t pos;
-    struct timer_record *rec = sample_ring_claim(ring, &pos);
+    struct sample_record *rec = sample_records_claim(&pos);
     if (!rec) {
         atomic_fetch_add_explicit(&s->lost, weight, memory_order_relaxed);
         atomic_fetch_add_explicit(&n_lost, weight, memory_order_relaxed);
@@ -161,7 +155,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     rec->owner = s->owner;
     rec->vthread = atomic_load_explicit(&s->vthread, memory_order_relaxed);
     rec->mounted = atomic_load_explicit(&s->mounted, memory_order_relaxed);
-    int depth = atomic_load_explicit(&walk_depth, memory_order_relaxed);
+    int depth = sample_records_depth();
     rec->walked_late = 0;
     rec->nframes = async_stack_walk(s->env, rec->frames, depth, ucontext);
     if (rec->nframes == ASYNC_TICKS_UNKNOWN_JAVA || rec->nframes == ASYNC_TICKS_NOT_WALKABLE_JAVA)
@@ -170,7 +164,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
      * would not be its virtual thread's: those stay as AGCT left them. */
     if (!(late_walk_wanted(rec->nframes) && !rec->mounted &&
           late_walk_offer(rec, pos, s->thread_ref)))
-        sample_ring_publish(ring, pos);
+        sample_records_publish(pos);
     atomic_fetch_add_explicit(&handler_ns, clock_thread_cpu_ns() - t0, memory_order_relaxed);
     errno = saved_errno;
 }
@@ -236,14 +230,8 @@ enum cpu_timers_setup cpu_timers_setup(int64_t interval_ns, int frames)
     syscall(SYS_timer_delete, probe);
 
     interval = interval_ns > 0 ? interval_ns : 1000000;
-    max_frames = frames > 0 ? frames : 1;
-    atomic_store(&walk_depth, max_frames);
     segarray_init(&slots, sizeof(struct timer_slot));
-    size_t record = sizeof(struct timer_record) + (size_t)max_frames * sizeof(struct async_frame);
-    size_t n = RING_BYTES / record;
-    n = n < MIN_RECORDS ? MIN_RECORDS : n > MAX_RECORDS ? MAX_RECORDS : n;
-    ring = sample_ring_new(n, record);
-    if (!ring)
+    if (!sample_records_init(frames))
         return CPU_TIMERS_NO_MEMORY;
 
     struct sigaction sa;
@@ -255,10 +243,10 @@ enum cpu_timers_setup cpu_timers_setup(int64_t interval_ns, int frames)
     /* Checked again right before installing: someone may have taken it meanwhile. */
     if (sigaction(CPU_TIMERS_SIGNAL, NULL, &now) != 0 || !signal_free(&now) ||
         sigaction(CPU_TIMERS_SIGNAL, &sa, NULL) != 0) {
-        sample_ring_free(ring);
-        ring = NULL;
+        sample_records_free();
         return CPU_TIMERS_SIGNAL_TAKEN;
     }
+    set_up = true;
     atomic_store_explicit(&running, true, memory_order_release);
     return CPU_TIMERS_OK;
 }
@@ -268,33 +256,10 @@ bool cpu_timers_active(void)
     return atomic_load(&running);
 }
 
-int cpu_timers_max_frames(void)
-{
-    return max_frames;
-}
-
-void cpu_timers_set_depth(int depth)
-{
-    if (depth < 1)
-        depth = 1;
-    atomic_store_explicit(&walk_depth, depth < max_frames ? depth : max_frames,
-                          memory_order_relaxed);
-}
-
-int cpu_timers_depth(void)
-{
-    return atomic_load_explicit(&walk_depth, memory_order_relaxed);
-}
-
 bool cpu_timers_handler_intact(void)
 {
     struct sigaction now;
     return sigaction(CPU_TIMERS_SIGNAL, NULL, &now) == 0 && handler_is_ours(&now);
-}
-
-struct sample_ring *cpu_timers_ring(void)
-{
-    return ring;
 }
 
 /* ---- threads --------------------------------------------------------------------------- */
@@ -383,7 +348,7 @@ static void end_slot_locked(uint32_t index)
     atomic_store_explicit(&s->state, SLOT_ENDED, memory_order_release);
     /* Records of this slot all have positions below this one: the thread's own handler runs
      * on this thread, which is here, and other threads never write its records. */
-    s->end_pos = sample_ring_claimed(ring);
+    s->end_pos = sample_records_claimed();
     if (!push(&ended_list, &nended, &ended_cap, index))
         s->end_pos = UINT64_MAX; /* never reused: a slot lost, not a crash */
 }
@@ -447,7 +412,7 @@ uintptr_t cpu_timers_mounted_vthread(void)
 
 /* ---- drain side -------------------------------------------------------------------------- */
 
-bool cpu_timers_record_current(const struct timer_record *rec)
+bool cpu_timers_record_current(const struct sample_record *rec)
 {
     if (rec->slot >= segarray_count(&slots))
         return false;
@@ -476,7 +441,7 @@ void cpu_timers_recycle(void (*release)(uintptr_t thread_ref, void *arg), void *
      * thread reference: slots ended by a stop are never reused nor their references freed. */
     if (!atomic_load_explicit(&running, memory_order_acquire))
         return;
-    uint64_t consumed = sample_ring_consumed(ring);
+    uint64_t consumed = sample_records_consumed();
     pthread_mutex_lock(&lock);
     size_t kept = 0;
     for (size_t i = 0; i < nended; i++) {
@@ -499,7 +464,7 @@ void cpu_timers_recycle(void (*release)(uintptr_t thread_ref, void *arg), void *
 
 void cpu_timers_stop(void)
 {
-    if (!ring)
+    if (!set_up)
         return;
     atomic_store_explicit(&running, false, memory_order_release);
     pthread_mutex_lock(&lock);

@@ -2,10 +2,10 @@
  * (timer_create on the thread's own CPU clock, delivering SIGPROF to that thread alone), the
  * SIGPROF handler, and the thread slots it reads. The handler interrupts the thread where it
  * runs, walks its Java stack with AsyncGetCallTrace (async_stack_walk) and writes one record
- * into a preallocated lock-free ring (sample_ring.h) that the agent thread drains
- * (cpu_async.c). The handler calls no malloc, takes no lock and makes no JVMTI or JNI call:
- * it reads the slot named by the timer's value (index and generation), claims a ring record,
- * walks, publishes.
+ * into the preallocated lock-free ring of sample_records.h, which the profile drains
+ * (cpu_profile.c). It only produces: the handler calls no malloc, takes no lock and makes no
+ * JVMTI or JNI call: it reads the slot named by the timer's value (index and generation),
+ * claims a record, walks, publishes (or hands a record out of Java code to late_walk.h).
  *
  * A timer fires once per interval of the thread's CPU time, so a thread that sleeps, parks or
  * blocks gets no signal. The kernel checks CPU timers at its tick (CONFIG_HZ): an interval
@@ -22,25 +22,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agct_stack.h"
-#include "sample_ring.h"
+#include "sample_records.h"
 
 /* The signal used. HotSpot leaves it to tools (it uses SIGSEGV, SIGBUS, SIGILL, SIGFPE,
  * SIGUSR2, SIGQUIT, SIGPIPE, SIGXFSZ and the shutdown signals). */
 #define CPU_TIMERS_SIGNAL SIGPROF
-
-/* One ring record: who was interrupted, and what AGCT found. */
-struct timer_record {
-    uint32_t slot;        /* slot index */
-    uint32_t epoch;       /* the slot's epoch at the signal (switches and clears bump it) */
-    uint32_t weight;      /* intervals of CPU time this sample stands for: 1 + overruns */
-    int32_t nframes;      /* AGCT's count: frames, 0 = no Java frame, < 0: enum async_ticks */
-    uintptr_t owner;      /* the thread's owner word (the profile's thread entry) */
-    uintptr_t vthread;    /* the virtual thread last mounted on it (JDK 21+, thread=y), or 0 */
-    uint32_t mounted;     /* a virtual thread was mounted at the signal */
-    uint32_t walked_late; /* frames from GetStackTrace after the signal (late_walk.h) */
-    struct async_frame frames[]; /* up to cpu_timers_max_frames() */
-};
 
 enum cpu_timers_setup {
     CPU_TIMERS_OK = 0,
@@ -50,14 +36,11 @@ enum cpu_timers_setup {
 };
 
 /* Checks that the signal is free and that a thread CPU-time timer can be made, allocates the
- * ring for records of up to max_frames frames, installs the handler. interval_ns: the CPU
- * time between two signals of one thread. */
+ * records' ring (sample_records_init) for records of up to max_frames frames, installs the
+ * handler. interval_ns: the CPU time between two signals of one thread. The handler walks
+ * sample_records_depth() frames. */
 enum cpu_timers_setup cpu_timers_setup(int64_t interval_ns, int max_frames);
 bool cpu_timers_active(void);
-int cpu_timers_max_frames(void);
-/* The depth the handler walks (clamped to max_frames; 0 walks 1 frame). */
-void cpu_timers_set_depth(int depth);
-int cpu_timers_depth(void);
 
 /* Whether our handler is still the signal's handler (another agent may have replaced it). */
 bool cpu_timers_handler_intact(void);
@@ -86,9 +69,8 @@ void cpu_timers_mount_current(uintptr_t vthread, bool mounted);
 uintptr_t cpu_timers_mounted_vthread(void);
 
 /* Drain side (one thread at a time). */
-struct sample_ring *cpu_timers_ring(void);
 /* Whether a record is still current (the slot's epoch has not moved on). */
-bool cpu_timers_record_current(const struct timer_record *rec);
+bool cpu_timers_record_current(const struct sample_record *rec);
 /* Samples lost because the ring was full, per slot, taken (reset to 0) with their owner.
  * Calls fn for each slot with a loss. */
 void cpu_timers_take_lost(void (*fn)(uintptr_t owner, uint64_t weight, void *arg), void *arg);

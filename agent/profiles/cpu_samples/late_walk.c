@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "jvmti_util.h"
-#include "log.h"
+#include "sample_records.h"
 #include "sample_ring.h"
 
 /* Records waiting for the walker at most; more are published unwalked (counted). */
@@ -21,7 +21,7 @@
 
 struct late_entry {
     uint64_t pos;
-    struct timer_record *rec;
+    struct sample_record *rec;
     uintptr_t thread_ref;
     uint64_t signal_ns;
 };
@@ -41,7 +41,7 @@ bool late_walk_wanted(int nframes)
            nframes == ASYNC_TICKS_GC_ACTIVE;
 }
 
-bool late_walk_offer(struct timer_record *rec, uint64_t pos, uintptr_t thread_ref)
+bool late_walk_offer(struct sample_record *rec, uint64_t pos, uintptr_t thread_ref)
 {
     if (!thread_ref)
         return false;
@@ -79,8 +79,8 @@ static void note_latency(uint64_t ns)
 static void walk_one(jvmtiEnv *jvmti, const struct late_entry *e, jvmtiFrameInfo *buf,
                      bool stopping)
 {
-    struct timer_record *rec = e->rec;
-    int depth = cpu_timers_depth();
+    struct sample_record *rec = e->rec;
+    int depth = sample_records_depth();
     jint n = 0;
     if (!stopping && (*jvmti)->GetStackTrace(jvmti, (jthread)e->thread_ref, 0, depth, buf, &n) ==
                          JVMTI_ERROR_NONE) {
@@ -96,7 +96,7 @@ static void walk_one(jvmtiEnv *jvmti, const struct late_entry *e, jvmtiFrameInfo
     } else {
         atomic_fetch_add_explicit(&n_failed, 1, memory_order_relaxed);
     }
-    sample_ring_publish(cpu_timers_ring(), e->pos);
+    sample_records_publish(e->pos);
 }
 
 static void JNICALL walker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
@@ -120,25 +120,23 @@ static void JNICALL walker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     atomic_store(&walker_done, true);
 }
 
-bool late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni)
+struct hprof_error late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    jvmtiFrameInfo *buf = malloc(sizeof *buf * (size_t)cpu_timers_max_frames());
+    jvmtiFrameInfo *buf = malloc(sizeof *buf * (size_t)sample_records_max_frames());
     queue = buf ? sample_ring_new(QUEUE_RECORDS, sizeof(struct late_entry)) : NULL;
     if (!queue || sem_init(&wake, 0, 0) != 0) {
         free(buf);
         sample_ring_free(queue);
         queue = NULL;
-        return false;
+        return hprof_errorf("out of memory for the late walker");
     }
     atomic_store(&accepting, true);
     if (!jvmti_start_agent_thread(jvmti, jni, "HPROF cpu=samples late walker", walker_main, buf,
                                   JVMTI_THREAD_MAX_PRIORITY)) {
         atomic_store(&accepting, false);
-        log_warning("cpu=samples: no thread to walk samples taken out of Java code; they count "
-                    "as unwalkable");
-        return false;
+        return hprof_errorf("no thread to walk samples taken out of Java code");
     }
-    return true;
+    return hprof_ok();
 }
 
 void late_walk_stop(void)

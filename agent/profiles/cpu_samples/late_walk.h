@@ -16,19 +16,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu_timers.h"
+#include "hprof_error.h"
+#include "sample_records.h"
 
 /* Whether a sample with AGCT's count nframes is one to walk late. */
 bool late_walk_wanted(int nframes);
 
-/* Starts the walker thread (VM init, after cpu_timers_setup). False: none, samples out of Java
- * code stay unwalkable. */
-bool late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni);
+/* Starts the walker thread (VM init, after the records' ring exists: cpu_timers_setup).
+ * Returns hprof_ok() or why there is none (the caller says so: samples out of Java code stay
+ * unwalkable). */
+struct hprof_error late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* From the signal handler (async-signal-safe: no lock, no malloc): hands over rec, claimed at
  * ring position pos by a thread whose global reference is thread_ref. True: the walker will
  * publish it; false: the caller publishes it as it is. */
-bool late_walk_offer(struct timer_record *rec, uint64_t pos, uintptr_t thread_ref);
+bool late_walk_offer(struct sample_record *rec, uint64_t pos, uintptr_t thread_ref);
 
 /* VM death, after cpu_timers_stop: no more offers; the walker publishes everything it holds
  * (walked if it still can) and ends. Waits a bounded time. */

@@ -1,7 +1,5 @@
-/* One round of the safepoint sampler (sampler=safepoint, and threads the async sampler does not
- * cover yet): which listed threads are due samples by their CPU time, their stacks, the counts.
- * Runs on the sampler thread only (sampler_thread.c). */
-#include "sampler_internal.h"
+/* One round of the safepoint sampler (safepoint_round.h). */
+#include "safepoint_round.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,9 +7,10 @@
 
 #include "carriers.h"
 #include "cpu_activity.h"
-#include "cpu_timers.h"
+#include "cpu_credit.h"
 #include "jvmti_util.h"
-#include "sample_counts.h"
+#include "cpu_profile.h"
+#include "sampled_threads.h"
 #include "thread_table.h"
 #include "trace_table.h"
 
@@ -21,7 +20,7 @@
 #define STACKS_ONE_BY_ONE_MAX 4
 
 /* Arrays of one round, owned by the sampler thread and grown as the thread list grows. */
-static struct sampled_thread **cands, **picked;
+static struct sampled_thread **picked;
 static jthread *refs;
 static size_t round_cap;
 
@@ -30,40 +29,16 @@ static bool round_arrays_fit(size_t n)
     if (n <= round_cap)
         return true;
     size_t cap = n + n / 2 + 16;
-    struct sampled_thread **c = realloc(cands, cap * sizeof *c);
-    if (c)
-        cands = c;
     struct sampled_thread **p = realloc(picked, cap * sizeof *p);
     if (p)
         picked = p;
     jthread *r = realloc(refs, cap * sizeof *r);
     if (r)
         refs = r;
-    if (!c || !p || !r)
+    if (!p || !r)
         return false;
     round_cap = cap;
     return true;
-}
-
-/* The threads to look at this round: listed, enabled, not the sampler itself. */
-static size_t gather(void)
-{
-    struct thread_info *self = atomic_load(&sampler_self_info);
-    pthread_mutex_lock(&sampler_list_lock);
-    size_t n = 0;
-    if (round_arrays_fit(sampler_list_len)) {
-        for (size_t i = 0; i < sampler_list_len; i++) {
-            struct sampled_thread *t = sampler_list[i];
-            if (t->fresh_start) {
-                cpu_credit_reset(&t->credit);
-                t->fresh_start = false;
-            }
-            if (t->enabled && !t->retired && t->info != self && !t->covered)
-                cands[n++] = t;
-        }
-    }
-    pthread_mutex_unlock(&sampler_list_lock);
-    return n;
 }
 
 /* Uniform in [0, 1), for rounding fractions of a sample (xorshift64*; sampler thread only). */
@@ -78,67 +53,61 @@ static double uniform(void)
 
 /* How many samples a runnable thread is due this round: its CPU time since the last
  * reading, in whole intervals (cpu_activity.h). */
-static uint32_t samples_due(jvmtiEnv *jvmti, struct sampled_thread *t)
+static uint32_t samples_due(jvmtiEnv *jvmti, struct safepoint_round *round,
+                            struct sampled_thread *t)
 {
     jlong cpu = 0;
     if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
         return 0;
-    sampler_stats.cpu_reads++;
-    if (t->timer_slot >= 0 && cpu >= YOUNG_CPU_NS) {
-        /* Grown up: its timer's signals sample it from now on. */
-        pthread_mutex_lock(&sampler_list_lock);
-        if (t->timer_slot >= 0 && !t->retired && !t->covered) {
-            t->covered = true;
-            cpu_timers_set_enabled(t->timer_slot, t->enabled);
-        }
-        pthread_mutex_unlock(&sampler_list_lock);
-    }
-    return cpu_credit_update(&t->credit, (int64_t)cpu, sampler_interval_ns, uniform());
+    round->stats.cpu_reads++;
+    if (t->timer_slot >= 0 && cpu >= SAMPLED_THREADS_YOUNG_CPU_NS)
+        sampled_threads_cover_grown(t); /* its timer's signals sample it from now on */
+    return cpu_credit_update(&t->credit, (int64_t)cpu, round->interval_ns, uniform());
 }
 
 /* The stack of the virtual thread a carrier ran: its trace serial, or 0 when it is not
  * counted. The virtual thread may have unmounted between the look at the carrier and the
  * stack: parked or ended by then, its samples are dropped, neither counted at the park nor
  * given back to the carrier (which may run another virtual thread next). */
-static uint32_t virtual_trace_of(jvmtiEnv *jvmti, struct sampled_thread *t,
-                                 const jvmtiStackInfo *si, jint depth)
+static uint32_t virtual_trace_of(jvmtiEnv *jvmti, struct safepoint_round *round,
+                                 struct sampled_thread *t, const jvmtiStackInfo *si, jint depth)
 {
     if (cpu_activity_of_state(si->state) == CPU_IDLE || (si->frame_count == 0 && depth > 0)) {
-        sampler_stats.vthread_dropped += t->due;
+        round->stats.vthread_dropped += t->due;
         return 0;
     }
     uint32_t serial = traces_intern(jvmti, si->frame_buffer, si->frame_count,
                                     t->vthread_info ? t->vthread_info->serial : 0);
     if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
         return 0;
-    sampler_stats.vthread_samples += t->due;
+    round->stats.vthread_samples += t->due;
     return serial;
 }
 
 /* One thread's stack, as taken: its trace serial, or 0 when it is not counted. */
-static uint32_t trace_of(jvmtiEnv *jvmti, struct sampled_thread *t, const jvmtiStackInfo *si,
-                         jint depth)
+static uint32_t trace_of(jvmtiEnv *jvmti, struct safepoint_round *round, struct sampled_thread *t,
+                         const jvmtiStackInfo *si, jint depth)
 {
     if (t->virtual_stack)
-        return virtual_trace_of(jvmti, t, si, depth);
+        return virtual_trace_of(jvmti, round, t, si, depth);
     if (cpu_activity_of_state(si->state) == CPU_IDLE) {
         /* Went to sleep, wait or park since its state was read: count its CPU time at a
          * later round rather than at the sleep. */
-        cpu_credit_refund(&t->credit, t->due, sampler_interval_ns);
-        sampler_stats.refunded += t->due;
+        cpu_credit_refund(&t->credit, t->due, round->interval_ns);
+        round->stats.refunded += t->due;
         return 0;
     }
     if (si->frame_count == 0 && depth > 0)
         return 0; /* no Java frames: the CPU time was not spent in Java code */
     uint32_t serial = traces_intern(jvmti, si->frame_buffer, si->frame_count,
-                                    sampler_per_thread ? t->info->serial : 0);
+                                    round->per_thread ? t->info->serial : 0);
     if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
         return 0; /* a frame could not be read (its class was unloaded) */
     return serial;
 }
 
 /* Sets the trace of picked[0..m). */
-static void take_stacks(jvmtiEnv *jvmti, size_t m, jint depth)
+static void take_stacks(jvmtiEnv *jvmti, struct safepoint_round *round, size_t m, jint depth)
 {
     for (size_t i = 0; i < m; i++)
         picked[i]->trace = 0;
@@ -151,8 +120,8 @@ static void take_stacks(jvmtiEnv *jvmti, size_t m, jint depth)
                     JVMTI_ERROR_NONE ||
                 !si)
                 continue;
-            sampler_stats.stacks++;
-            picked[i]->trace = trace_of(jvmti, picked[i], &si[0], depth);
+            round->stats.stacks++;
+            picked[i]->trace = trace_of(jvmti, round, picked[i], &si[0], depth);
             jvmti_free(jvmti, si);
         }
         return;
@@ -161,16 +130,17 @@ static void take_stacks(jvmtiEnv *jvmti, size_t m, jint depth)
     if ((*jvmti)->GetThreadListStackTraces(jvmti, (jint)m, refs, depth, &si) != JVMTI_ERROR_NONE ||
         !si)
         return;
-    sampler_stats.stacks += m;
+    round->stats.stacks += m;
     for (size_t i = 0; i < m; i++)
-        picked[i]->trace = trace_of(jvmti, picked[i], &si[i], depth);
+        picked[i]->trace = trace_of(jvmti, round, picked[i], &si[i], depth);
     jvmti_free(jvmti, si);
 }
 
-void safepoint_round(jvmtiEnv *jvmti, JNIEnv *jni)
+void safepoint_round_run(jvmtiEnv *jvmti, JNIEnv *jni, struct safepoint_round *round)
 {
-    size_t n = gather();
-    if (n == 0)
+    size_t n = 0;
+    struct sampled_thread **cands = sampled_threads_gather(round->self, &n);
+    if (n == 0 || !round_arrays_fit(n))
         return;
     /* Stack infos hold local references; this thread never returns to Java, so they would
      * pile up without a frame of their own. */
@@ -182,31 +152,31 @@ void safepoint_round(jvmtiEnv *jvmti, JNIEnv *jni)
     for (size_t i = 0; i < n; i++) {
         struct sampled_thread *t = cands[i];
         jint state = 0;
-        sampler_stats.states++;
+        round->stats.states++;
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &state) != JVMTI_ERROR_NONE)
             continue;
         /* A carrier running a virtual thread reports itself waiting: its CPU time says
          * whether the virtual thread works. */
-        bool carrying = carrier_slot_carrying(&t->carrier);
+        bool carrying = carriers_slot_carrying(&t->carrier);
         if (cpu_activity_of_state(state) == CPU_IDLE && !carrying)
             continue; /* uses no CPU: its credit waits until it runs again */
-        t->due = samples_due(jvmti, t);
+        t->due = samples_due(jvmti, round, t);
         if (t->due == 0)
             continue;
         t->virtual_stack = false;
         t->vthread_info = NULL;
         jthread ref = t->ref;
         if (carrying) {
-            ref = carrier_slot_mounted(jni, &t->carrier);
+            ref = carriers_slot_mounted(jni, &t->carrier);
             if (!ref) { /* unmounted since: whose time it was is unknown */
-                sampler_stats.vthread_dropped += t->due;
+                round->stats.vthread_dropped += t->due;
                 continue;
             }
             t->virtual_stack = true;
-            if (sampler_per_thread) { /* registers it (THREAD START) on its first sample */
+            if (round->per_thread) { /* registers it (THREAD START) on its first sample */
                 t->vthread_info = threads_of(jvmti, jni, ref);
                 if (!t->vthread_info) {
-                    sampler_stats.vthread_dropped += t->due;
+                    round->stats.vthread_dropped += t->due;
                     continue;
                 }
             }
@@ -216,15 +186,13 @@ void safepoint_round(jvmtiEnv *jvmti, JNIEnv *jni)
         m++;
     }
     if (m)
-        take_stacks(jvmti, m, (jint)traces_depth());
+        take_stacks(jvmti, round, m, (jint)traces_depth());
     (*jni)->PopLocalFrame(jni, NULL);
 
-    pthread_mutex_lock(&cpu_counts_lock);
     for (size_t i = 0; i < m; i++) {
         if (picked[i]->trace) {
-            sample_counts_add(cpu_counts, picked[i]->trace, picked[i]->due);
-            sampler_stats.samples += picked[i]->due;
+            cpu_profile_add(picked[i]->trace, picked[i]->due);
+            round->stats.samples += picked[i]->due;
         }
     }
-    pthread_mutex_unlock(&cpu_counts_lock);
 }

@@ -1,6 +1,6 @@
 /* CPU sample counts: trace serial -> number of samples, the aggregate behind CPU SAMPLES.
- * Pure C and not thread-safe: the cpu=samples profile guards it with its own lock (one writer,
- * the sampler thread; readers at dumps). */
+ * Pure C and not thread-safe: cpu_profile.c, its one user, guards it with its own lock
+ * (writers: the drain and the safepoint rounds; readers at dumps). */
 #ifndef HPROF_SAMPLE_COUNTS_H
 #define HPROF_SAMPLE_COUNTS_H
 

@@ -131,27 +131,25 @@ static bool add_optional_capabilities(jvmtiEnv *jvmti)
     return vthreads;
 }
 
-static int cpu_times_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static struct hprof_error cpu_times_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
+                                          bool live)
 {
     (void)live;
     per_method = opts->cpu == HPROF_CPU_OLD;
-    int p = tracker_probe_from_env();
-    if (p < 0)
-        return -1;
+    int p = TRACKER_PROBE_COUNT;
+    struct hprof_error e = tracker_probe_from_env(&p);
+    if (hprof_failed(&e))
+        return e;
     probe = (enum tracker_probe)p;
     if (tracked_classes_init() != 0 ||
-        tracker_natives_init(per_method, opts->thread, opts->depth) != 0) {
-        log_error("out of memory at start-up");
-        return -1;
-    }
+        tracker_natives_init(per_method, opts->thread, opts->depth) != 0)
+        return hprof_errorf("out of memory at start-up");
     bool vthreads = add_optional_capabilities(jvmti);
     tracker_natives_watch_virtual_threads(jvmti, vthreads);
-    return jvmti_failed(jvmti,
-                        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                           JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL),
-                        "SetEventNotificationMode")
-               ? -1
-               : 0;
+    return jvmti_error(jvmti,
+                       (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                                          JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL),
+                       "SetEventNotificationMode");
 }
 
 /* ---- deployment at VM init ---------------------------------------------------------------- */
@@ -274,8 +272,11 @@ static void cpu_times_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
                   HPROF_TRACKER_CLASS_NAME);
         return;
     }
-    if (tracker_natives_register(jni, cls, probe) != 0)
+    struct hprof_error e = tracker_natives_register(jni, cls, probe);
+    if (hprof_failed(&e)) {
+        log_error("cpu=times: %s", e.text);
         return;
+    }
     add_reads(jvmti, jni, cls);
     atomic_store(&deployed, true);
     atomic_store_explicit(&rewriting, true, memory_order_release);
@@ -375,6 +376,11 @@ static int by_serial(const void *a, const void *b)
     return (x->trace_serial > y->trace_serial) - (x->trace_serial < y->trace_serial);
 }
 
+static void write_cpu_times_rows(struct hprof_writer *w, void *report)
+{
+    w->ops->cpu_times(w, report);
+}
+
 static void write_cpu_times(const struct dump_request *req, struct shadow_totals *s)
 {
     size_t n = shadow_totals_count(s);
@@ -412,17 +418,18 @@ static void write_cpu_times(const struct dump_request *req, struct shadow_totals
     }
     size_t keep = ranking_sort_and_cut(rows, m, total_ns, req->cutoff);
     struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
-    struct hprof_writer *w = emit_section(&refs);
-    if (w) {
-        struct hprof_cost_report report = {
-            .total = ns_to_ms(total_ns), .nrows = keep, .rows = rows, .cost_total = total_ns};
-        w->ops->cpu_times(w, &report);
-    }
-    emit_end();
+    struct hprof_cost_report report = {
+        .total = ns_to_ms(total_ns), .nrows = keep, .rows = rows, .cost_total = total_ns};
+    emit_section(&refs, write_cpu_times_rows, &report);
     for (size_t i = 0; i < n; i++)
         free(labels[i]);
     free(labels);
     free(rows);
+}
+
+static void write_cpu_old_rows(struct hprof_writer *w, void *report)
+{
+    w->ops->cpu_old(w, report);
 }
 
 struct method_row {
@@ -474,13 +481,9 @@ static void write_cpu_old(const struct dump_request *req, struct shadow_totals *
         ranking_rank(rows, n, sizeof *rows, by_self_desc, self_ns_of, NULL, total_ns, req->cutoff);
     for (size_t i = 0; i < keep; i++)
         out[i] = rows[i].row;
-    struct hprof_writer *w = emit_begin();
-    if (w) {
-        struct hprof_method_time_report report = {
-            .total_ms = ns_to_ms(total_ns), .nrows = keep, .rows = out};
-        w->ops->cpu_old(w, &report);
-    }
-    emit_end();
+    struct hprof_method_time_report report = {
+        .total_ms = ns_to_ms(total_ns), .nrows = keep, .rows = out};
+    emit_section(NULL, write_cpu_old_rows, &report);
     for (size_t i = 0; i < n; i++)
         free((char *)rows[i].row.method);
     free(rows);
@@ -506,6 +509,8 @@ static void cpu_times_dump(const struct dump_request *req)
 
 const struct hprof_profile cpu_times_profile = {
     .name = "cpu=times",
+    .sections = DUMP_CPU,
+    .option_text = "cpu=times or cpu=old",
     .enabled = cpu_times_enabled,
     .add_capabilities = cpu_times_add_capabilities,
     .set_callbacks = cpu_times_set_callbacks,

@@ -304,7 +304,7 @@ static void JNICALL clock_probe(JNIEnv *env, jclass cls, jint cnum, jint mnum)
     clock_log_next = (i + 1) % CLOCK_LOG_LEN;
 }
 
-int tracker_probe_from_env(void)
+struct hprof_error tracker_probe_from_env(int *probe)
 {
     static const char *const names[] = {
         [TRACKER_PROBE_NOOP] = "noop",
@@ -315,18 +315,19 @@ int tracker_probe_from_env(void)
         [TRACKER_PROBE_JAVA_BUFFER] = "java-buffer",
     };
     const char *v = env_knobs()->cpu_times_probe;
+    *probe = TRACKER_PROBE_COUNT;
     if (!v)
-        return TRACKER_PROBE_COUNT;
+        return hprof_ok();
     for (int p = TRACKER_PROBE_NOOP; p <= TRACKER_PROBE_JAVA_BUFFER; p++)
         if (strcmp(v, names[p]) == 0) {
             log_warning("cpu=times: diagnostic probe HPROF_CPU_TIMES_PROBE=%s: nothing is counted",
                         v);
-            return p;
+            *probe = p;
+            return hprof_ok();
         }
-    log_error("HPROF_CPU_TIMES_PROBE=%s: unknown probe (allowed: noop, clock, java-empty, "
-              "java-clock, java-store, java-buffer; unset to count)",
-              v);
-    return -1;
+    return hprof_errorf("HPROF_CPU_TIMES_PROBE=%s: unknown probe (allowed: noop, clock, "
+                        "java-empty, java-clock, java-store, java-buffer; unset to count)",
+                        v);
 }
 
 /* ---- virtual threads ----------------------------------------------------------------------
@@ -421,7 +422,7 @@ void tracker_natives_set_depth(int depth)
     atomic_store_explicit(&depth_now, depth > 0 ? (unsigned)depth : 1u, memory_order_relaxed);
 }
 
-int tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe probe)
+struct hprof_error tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe probe)
 {
     JNINativeMethod natives[] = {
         {"methodEntry", "(II)V", (void *)native_entry},
@@ -434,12 +435,11 @@ int tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe pro
         probe == TRACKER_PROBE_CLOCK) {
         if ((*jni)->RegisterNatives(jni, tracker, natives, 2) != 0) {
             (*jni)->ExceptionClear(jni);
-            log_error("cpu=times: RegisterNatives on the tracker class failed");
-            return -1;
+            return hprof_errorf("RegisterNatives on the tracker class failed");
         }
     }
     atomic_store(&engaged, true);
-    return 0;
+    return hprof_ok();
 }
 
 void tracker_natives_disengage(void)

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
+
 #include "shadow_stack.h"
 
 /* per_method: cpu=old (per-method inclusive time); per_thread: thread=y; depth: depth=. */
@@ -33,13 +35,14 @@ enum tracker_probe {
     TRACKER_PROBE_JAVA_BUFFER, /* java-buffer: ... in the current thread's own buffer */
 };
 
-/* The probe HPROF_CPU_TIMES_PROBE asks for; -1 (logged, naming the values) when unknown. */
-int tracker_probe_from_env(void);
+/* The probe HPROF_CPU_TIMES_PROBE asks for in *probe (TRACKER_PROBE_COUNT: none, count), or
+ * an error naming the values when it is unknown (the caller logs it). */
+struct hprof_error tracker_probe_from_env(int *probe);
 
 /* Registers methodEntry/methodExit on the tracker class (the natives of the probe: for the
  * java-* probes the class has no natives and nothing is registered), and starts counting.
- * Returns 0 or -1 (logged). */
-int tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe probe);
+ * Returns hprof_ok() or why not (the caller logs it: nothing is tracked). */
+struct hprof_error tracker_natives_register(JNIEnv *jni, jclass tracker, enum tracker_probe probe);
 
 /* VM death: the natives count nothing from now on. */
 void tracker_natives_disengage(void);

@@ -578,7 +578,8 @@ static bool heap_dump_enabled(const struct hprof_options *opts)
     return opts->heap_dump || opts->net_host != NULL;
 }
 
-static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static struct hprof_error heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
+                                          bool live)
 {
     (void)jvmti;
     (void)live;
@@ -587,7 +588,7 @@ static int heap_dump_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bo
     const struct env_knobs *env = env_knobs();
     st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
     st.force_tags = env->heap_walk_tags;
-    return 0;
+    return hprof_ok();
 }
 
 static void heap_dump_dump(const struct dump_request *req)

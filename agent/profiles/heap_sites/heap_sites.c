@@ -54,23 +54,30 @@ static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
     async_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
 }
 
-static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
+static struct hprof_error set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
-    if (jvmti_failed(
-            jvmti,
-            (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
-            "SetEventNotificationMode(SampledObjectAlloc)"))
-        return -1;
-    if (!heap_sites_state.sampled &&
-        jvmti_failed(
+    struct hprof_error e = jvmti_error(
+        jvmti,
+        (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
+        "SetEventNotificationMode(SampledObjectAlloc)");
+    if (!hprof_failed(&e) && !heap_sites_state.sampled)
+        e = jvmti_error(
             jvmti,
             (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
-            "SetEventNotificationMode(VMObjectAlloc)"))
-        return -1;
-    return 0;
+            "SetEventNotificationMode(VMObjectAlloc)");
+    return e;
 }
 
-static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+/* A CONTROL command switches the events: a failure is reported here, tracking goes on. */
+static void switch_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
+{
+    struct hprof_error e = set_events(jvmti, mode);
+    if (hprof_failed(&e))
+        log_error("%s", e.text);
+}
+
+static struct hprof_error heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
+                                           bool live)
 {
     heap_sites_state.sampled = opts->sites_interval > 0;
     heap_sites_state.interval = opts->sites_interval;
@@ -87,34 +94,32 @@ static int heap_sites_start(jvmtiEnv *jvmti, const struct hprof_options *opts, b
      * walking it to mark what was there before. */
     heap_sites_state.defaults = !heap_sites_state.sampled && !live;
     atomic_store(&heap_sites_state.tag_all, heap_sites_state.defaults);
-    if (sites_init() != 0 || (heap_sites_state.sampled && samples_init() != 0)) {
-        log_error("out of memory at start-up");
-        return -1;
-    }
+    if (sites_init() != 0 || (heap_sites_state.sampled && samples_init() != 0))
+        return hprof_errorf("out of memory at start-up");
     /* Object tags go through environments of their own (tag_envs.h); HPROF_SITES_ENVS sets
      * how many (for measurements: doc/heap-sites.md, "Many threads"). */
     int nenvs = env_knobs()->sites_envs ? env_knobs()->sites_envs : TAG_ENVS_DEFAULT;
-    if (nenvs < 1 || nenvs > TAG_ENVS_MAX) {
-        log_error("HPROF_SITES_ENVS must be 1 to %d", TAG_ENVS_MAX);
-        return -1;
-    }
-    if (tag_envs_init(nenvs, heap_sites_state.sampled ? heap_sites_on_object_free : NULL) != 0)
-        return -1;
+    if (nenvs < 1 || nenvs > TAG_ENVS_MAX)
+        return hprof_errorf("HPROF_SITES_ENVS must be 1 to %d", TAG_ENVS_MAX);
+    struct hprof_error e =
+        tag_envs_init(nenvs, heap_sites_state.sampled ? heap_sites_on_object_free : NULL);
+    if (hprof_failed(&e))
+        return e;
     /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
      * for an interval of 1: now and then that is past a 16-byte object, which then goes
      * unsampled. Its interval 0 samples every allocation, which is what 1 promises. */
     jint interval =
         (jint)(heap_sites_state.sampled && heap_sites_state.interval > 1 ? heap_sites_state.interval
                                                                          : 0);
-    if (jvmti_failed(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
-                     "SetHeapSamplingInterval"))
-        return -1;
-    if (heap_sites_state.sampled &&
-        jvmti_failed(
+    e = jvmti_error(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
+                    "SetHeapSamplingInterval");
+    if (!hprof_failed(&e) && heap_sites_state.sampled)
+        e = jvmti_error(
             jvmti,
             (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
-            "SetEventNotificationMode(ObjectFree)"))
-        return -1;
+            "SetEventNotificationMode(ObjectFree)");
+    if (hprof_failed(&e))
+        return e;
     atomic_store(&heap_sites_state.tracking, true);
     return set_events(jvmti, JVMTI_ENABLE);
 }
@@ -238,9 +243,9 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                 heap_sites_walk_default_classes(heap_sites_pin_defaults, NULL);
             }
             atomic_store(&heap_sites_state.tracking, false);
-            set_events(jvmti, JVMTI_DISABLE);
+            switch_events(jvmti, JVMTI_DISABLE);
         } else {
-            set_events(jvmti, JVMTI_ENABLE);
+            switch_events(jvmti, JVMTI_ENABLE);
             atomic_store(&heap_sites_state.tracking, true);
             /* As at start-up: the sampler skips the rest of every TLAB handed out while it
              * was off (JDK 17), so retire them all; what they held is marked untracked. */
@@ -363,6 +368,30 @@ static uint64_t alloc_count(_Atomic(uint64_t) *field)
     return heap_sites_state.sampled ? sites_weight_round(v) : v;
 }
 
+/* The sections of one dump: SITES and HEAP SUMMARY, as asked. */
+struct sites_section {
+    unsigned sections;
+    const struct hprof_sites_report *report;
+};
+
+static void write_sites_section(struct hprof_writer *w, void *ctx)
+{
+    const struct sites_section *s = ctx;
+    if (s->sections & DUMP_SITES)
+        w->ops->sites(w, s->report);
+    if (s->sections & DUMP_HEAP_SUMMARY) {
+        struct hprof_heap_summary sum = {s->report->total_live_bytes, s->report->total_live_objs,
+                                         s->report->total_alloc_bytes, s->report->total_alloc_objs};
+        w->ops->heap_summary(w, &sum);
+    }
+}
+
+static void write_nothing(struct hprof_writer *w, void *ctx)
+{
+    (void)w;
+    (void)ctx;
+}
+
 static void heap_sites_dump(const struct dump_request *req)
 {
     if (!(req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)))
@@ -433,20 +462,12 @@ static void heap_sites_dump(const struct dump_request *req)
     bool sites = (req->sections & DUMP_SITES) && view;
     struct emit_refs refs = {sites ? keep : 0, sizeof *view, sites ? &view->trace_serial : NULL,
                              sites ? &view->class_serial : NULL, NULL};
-    struct hprof_writer *w = emit_section(&refs);
-    if (w && view) {
-        if (req->sections & DUMP_SITES) {
-            report.nrows = keep;
-            report.rows = view;
-            w->ops->sites(w, &report);
-        }
-        if (req->sections & DUMP_HEAP_SUMMARY) {
-            struct hprof_heap_summary sum = {report.total_live_bytes, report.total_live_objs,
-                                             report.total_alloc_bytes, report.total_alloc_objs};
-            w->ops->heap_summary(w, &sum);
-        }
+    if (req->sections & DUMP_SITES) {
+        report.nrows = keep;
+        report.rows = view;
     }
-    emit_end();
+    struct sites_section section = {req->sections, &report};
+    emit_section(&refs, view ? write_sites_section : write_nothing, &section);
     if (req->sections & DUMP_SITES)
         for (size_t i = 0; i < n; i++) {
             struct site *s = sites_get(rows[i].id);
@@ -477,8 +498,30 @@ uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
     return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
 }
 
+/* A socket command asked for ALLOC SITES while heap=sites is off: the section, empty (no
+ * rows, totals 0), so that a front end waiting for it gets one. HEAP SUMMARY gets none (its
+ * zeros would read as an empty heap). */
+static void write_empty_sites(struct hprof_writer *w, void *ctx)
+{
+    const struct dump_request *req = ctx;
+    struct hprof_sites_report r;
+    memset(&r, 0, sizeof r);
+    r.flags = req->flags;
+    r.cutoff = req->cutoff;
+    w->ops->sites(w, &r);
+    w->ops->flush(w);
+}
+
+static void heap_sites_answer_off(const struct dump_request *req)
+{
+    if (req->sections & DUMP_SITES)
+        emit_section(NULL, write_empty_sites, (void *)req);
+}
+
 const struct hprof_profile heap_sites_profile = {
     .name = "heap=sites",
+    .sections = DUMP_SITES | DUMP_HEAP_SUMMARY,
+    .option_text = "heap=sites or heap=all",
     .enabled = heap_sites_enabled,
     .add_capabilities = heap_sites_add_capabilities,
     .set_callbacks = heap_sites_set_callbacks,
@@ -488,5 +531,6 @@ const struct hprof_profile heap_sites_profile = {
     .thread_end = heap_sites_thread_end,
     .dump = heap_sites_dump,
     .control = heap_sites_control,
+    .answer_off = heap_sites_answer_off,
     .vm_death = heap_sites_vm_death,
 };

@@ -18,7 +18,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
     atomic_fetch_add_explicit(&collections, 1, memory_order_relaxed);
 }
 
-static int setup(jvmtiEnv *e, jvmtiEventObjectFree on_free, bool gc_events)
+static struct hprof_error setup(jvmtiEnv *e, jvmtiEventObjectFree on_free, bool gc_events)
 {
     jvmtiCapabilities potential, caps;
     memset(&caps, 0, sizeof caps);
@@ -27,46 +27,49 @@ static int setup(jvmtiEnv *e, jvmtiEventObjectFree on_free, bool gc_events)
     if ((*e)->GetPotentialCapabilities(e, &potential) == JVMTI_ERROR_NONE)
         caps.can_generate_garbage_collection_events =
             gc_events && potential.can_generate_garbage_collection_events;
-    if (jvmti_failed(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap=sites tags)"))
-        return -1;
+    struct hprof_error err =
+        jvmti_error(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap=sites tags)");
+    if (hprof_failed(&err))
+        return err;
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ObjectFree = on_free;
     cb.GarbageCollectionFinish = on_gc_finish;
-    if (jvmti_failed(e, (*e)->SetEventCallbacks(e, &cb, (jint)sizeof cb), "SetEventCallbacks"))
-        return -1;
-    if (on_free &&
-        jvmti_failed(e,
-                     (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
-                     "SetEventNotificationMode(ObjectFree)"))
-        return -1;
+    err = jvmti_error(e, (*e)->SetEventCallbacks(e, &cb, (jint)sizeof cb), "SetEventCallbacks");
+    if (hprof_failed(&err))
+        return err;
+    if (on_free)
+        err = jvmti_error(
+            e, (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
+            "SetEventNotificationMode(ObjectFree)");
+    if (hprof_failed(&err))
+        return err;
     if (caps.can_generate_garbage_collection_events)
         jvmti_failed(e,
                      (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
                                                     JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL),
                      "SetEventNotificationMode(GarbageCollectionFinish)");
-    return 0;
+    return hprof_ok();
 }
 
-int tag_envs_init(int n, jvmtiEventObjectFree on_free)
+struct hprof_error tag_envs_init(int n, jvmtiEventObjectFree on_free)
 {
     JavaVM *vm = agent_vm();
     if (n < 1 || n > TAG_ENVS_MAX || !vm)
-        return -1;
+        return hprof_errorf("heap=sites: %d environments for tags (1 to %d)", n, TAG_ENVS_MAX);
     frees = on_free != NULL;
     for (int i = 0; i < n; i++) {
         jvmtiEnv *e = NULL;
-        if ((*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
-            log_error("heap=sites: no JVMTI environment for tags");
-            return -1;
-        }
-        if (setup(e, on_free, i == 0) != 0) {
+        if ((*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e)
+            return hprof_errorf("heap=sites: no JVMTI environment for tags");
+        struct hprof_error err = setup(e, on_free, i == 0);
+        if (hprof_failed(&err)) {
             (*e)->DisposeEnvironment(e);
-            return -1;
+            return err;
         }
         envs[nenvs++] = e;
     }
-    return 0;
+    return hprof_ok();
 }
 
 int tag_envs_count(void)

@@ -16,13 +16,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
+
 #define TAG_ENVS_MAX 16
 #define TAG_ENVS_DEFAULT 4
 
 /* Creates n (1..TAG_ENVS_MAX) environments with can_tag_objects and, when on_free is not NULL,
  * ObjectFree enabled and sent to on_free. Also watches GarbageCollectionFinish (see
- * tag_envs_collections). Returns 0, or -1 after logging why. */
-int tag_envs_init(int n, jvmtiEventObjectFree on_free);
+ * tag_envs_collections). Returns hprof_ok() or why not (the caller logs it). */
+struct hprof_error tag_envs_init(int n, jvmtiEventObjectFree on_free);
 
 int tag_envs_count(void);
 jvmtiEnv *tag_envs_at(int i);

@@ -133,6 +133,25 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         log_warning("out of memory: a contended monitor entry is not counted");
 }
 
+/* MONITOR WAIT and MONITOR WAITED lines, written as the events come. */
+struct wait_line {
+    const char *sig;
+    int64_t ms; /* the timeout, or the time waited */
+    uint32_t thread_serial;
+};
+
+static void write_wait(struct hprof_writer *w, void *ctx)
+{
+    const struct wait_line *l = ctx;
+    w->ops->monitor_wait(w, l->sig, l->ms, l->thread_serial);
+}
+
+static void write_waited(struct hprof_writer *w, void *ctx)
+{
+    const struct wait_line *l = ctx;
+    w->ops->monitor_waited(w, l->sig, l->ms, l->thread_serial);
+}
+
 static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                             jlong timeout)
 {
@@ -140,13 +159,9 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s)
         return;
-    const char *sig = signature_of(class_of(jvmti, jni, object));
-    struct hprof_writer *w = emit_begin();
-    if (w) {
-        emit_thread(w, t->serial);
-        w->ops->monitor_wait(w, sig, (int64_t)timeout, t->serial);
-    }
-    emit_end();
+    struct wait_line line = {signature_of(class_of(jvmti, jni, object)), (int64_t)timeout,
+                             t->serial};
+    emit_section(&(struct emit_refs){1, 0, NULL, NULL, &line.thread_serial}, write_wait, &line);
     s->wait_ns = clock_monotonic_ns(); /* after writing: the line is not part of the wait */
 }
 
@@ -161,16 +176,17 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
         return;
     uint64_t waited = end > s->wait_ns ? end - s->wait_ns : 0;
     s->wait_ns = 0;
-    const char *sig = signature_of(class_of(jvmti, jni, object));
-    struct hprof_writer *w = emit_begin();
-    if (w) {
-        emit_thread(w, t->serial);
-        w->ops->monitor_waited(w, sig, (int64_t)monitor_ns_to_ms(waited), t->serial);
-    }
-    emit_end();
+    struct wait_line line = {signature_of(class_of(jvmti, jni, object)),
+                             (int64_t)monitor_ns_to_ms(waited), t->serial};
+    emit_section(&(struct emit_refs){1, 0, NULL, NULL, &line.thread_serial}, write_waited, &line);
 }
 
 /* ---- MONITOR TIME ------------------------------------------------------------------- */
+
+static void write_monitor_time_rows(struct hprof_writer *w, void *report)
+{
+    w->ops->monitor_time(w, report);
+}
 
 static void write_monitor_time(const struct dump_request *req)
 {
@@ -193,12 +209,8 @@ static void write_monitor_time(const struct dump_request *req)
     uint64_t total_ms = 0;
     size_t keep = monitor_time_rows(cost, n, total_ns, req->cutoff, &total_ms);
     struct emit_refs refs = {keep, sizeof *cost, keep ? &cost->trace_serial : NULL, NULL, NULL};
-    struct hprof_writer *w = emit_section(&refs);
-    if (w) {
-        struct hprof_cost_report report = {.total = total_ms, .nrows = keep, .rows = cost};
-        w->ops->monitor_time(w, &report);
-    }
-    emit_end();
+    struct hprof_cost_report report = {.total = total_ms, .nrows = keep, .rows = cost};
+    emit_section(&refs, write_monitor_time_rows, &report);
     free(cost);
     free(rows);
 }
@@ -372,6 +384,11 @@ static void gather_monitor_dump(struct dump_state *d)
     free(spans);
 }
 
+static void write_monitor_dump_rows(struct hprof_writer *w, void *dump)
+{
+    w->ops->monitor_dump(w, dump);
+}
+
 static void write_monitor_dump(const struct dump_request *req)
 {
     JNIEnv *jni = req->jni;
@@ -395,17 +412,13 @@ static void write_monitor_dump(const struct dump_request *req)
     struct emit_refs refs = {d.nthreads, sizeof *d.threads,
                              d.nthreads ? &d.threads->trace_serial : NULL, NULL,
                              d.nthreads ? &d.threads->thread_serial : NULL};
-    struct hprof_writer *w = emit_section(&refs);
-    if (w) {
-        struct hprof_monitor_dump dump = {
-            .nthreads = d.nthreads,
-            .nmonitors = d.monitors ? d.nobjects : 0,
-            .threads = d.threads,
-            .monitors = d.monitors,
-        };
-        w->ops->monitor_dump(w, &dump);
-    }
-    emit_end();
+    struct hprof_monitor_dump dump = {
+        .nthreads = d.nthreads,
+        .nmonitors = d.monitors ? d.nobjects : 0,
+        .threads = d.threads,
+        .monitors = d.monitors,
+    };
+    emit_section(&refs, write_monitor_dump_rows, &dump);
     (*jni)->PopLocalFrame(jni, NULL);
     free(d.threads);
     free(d.objects);
@@ -459,16 +472,15 @@ static void add_optional_capabilities(jvmtiEnv *jvmti)
                     "MONITOR DUMP will list threads only");
 }
 
-static int monitors_start(jvmtiEnv *jvmti, const struct hprof_options *opts, bool live)
+static struct hprof_error monitors_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
+                                         bool live)
 {
     (void)live;
     per_thread_traces = opts->thread;
     segarray_init(&states, sizeof(struct monitor_thread));
     contention = contention_new();
-    if (!contention) {
-        log_error("out of memory at start-up");
-        return -1;
-    }
+    if (!contention)
+        return hprof_errorf("out of memory at start-up");
     add_optional_capabilities(jvmti);
     static const jvmtiEvent events[] = {
         JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
@@ -476,12 +488,12 @@ static int monitors_start(jvmtiEnv *jvmti, const struct hprof_options *opts, boo
         JVMTI_EVENT_MONITOR_WAIT,
         JVMTI_EVENT_MONITOR_WAITED,
     };
-    for (size_t i = 0; i < sizeof events / sizeof *events; i++)
-        if (jvmti_failed(jvmti,
-                         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
-                         "SetEventNotificationMode"))
-            return -1;
-    return 0;
+    struct hprof_error e = hprof_ok();
+    for (size_t i = 0; i < sizeof events / sizeof *events && !hprof_failed(&e); i++)
+        e = jvmti_error(jvmti,
+                        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
+                        "SetEventNotificationMode");
+    return e;
 }
 
 static void monitors_dump(const struct dump_request *req)
@@ -494,6 +506,8 @@ static void monitors_dump(const struct dump_request *req)
 
 const struct hprof_profile monitors_profile = {
     .name = "monitor",
+    .sections = DUMP_MONITORS,
+    .option_text = "monitor=y",
     .enabled = monitors_enabled,
     .add_capabilities = monitors_add_capabilities,
     .set_callbacks = monitors_set_callbacks,
