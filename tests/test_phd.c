@@ -111,13 +111,13 @@ static size_t finish(struct hprof_writer *w, uint8_t **data)
 static struct hprof_writer *begin_dump(bool classic)
 {
     struct hprof_writer *w = open_writer(classic);
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     return w;
 }
 
 static size_t end_dump(struct hprof_writer *w, uint8_t **data)
 {
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     return finish(w, data);
 }
 
@@ -312,9 +312,9 @@ START_TEST(every_shape)
     instance(w, ADDR_ID(0x7f0000000000 + 8 * 11), 3, "p.q.B", 0, none);
     nobj += 3;
     classes(w);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     /* a second dump is not written: one dump per file */
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     instance(w, ADDR_ID(0x9990), 2, "A", 0, none);
     uint8_t *d;
     size_t len = end_dump(w, &d);
@@ -438,7 +438,7 @@ START_TEST(close_inside_dump_ends_it)
     ck_assert_ptr_nonnull(s);
     struct hprof_writer *w = writer_phd_new(s);
     w->ops->begin(w);
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     classes(w);
     hprof_id none[1] = {0};
     instance(w, ADDR_ID(0x1000), 2, "A", 0, none);

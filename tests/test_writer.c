@@ -776,7 +776,7 @@ START_TEST(test_bin_roots)
 {
     struct hprof_writer *w = bin_writer();
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 10, 1000);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){10, 1000});
     struct hprof_root roots[] = {
         {.kind = HPROF_ROOT_UNKNOWN, .object = 0x101},
         {.kind = HPROF_ROOT_JNI_GLOBAL, .object = 0x102, .jni_ref = 0x9001, .trace_serial = 1},
@@ -792,7 +792,7 @@ START_TEST(test_bin_roots)
     for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
         w->ops->root(w, &roots[i]);
     fake_us = T0_US + 6000;
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 6000, 9 + 17 + 17 + 17 + 13 + 9 + 13 + 9 + 17);
     b_u1(&e, 0xFF), b_u8(&e, 0x101);
@@ -849,9 +849,9 @@ START_TEST(test_bin_class_dump)
                                  .statics = st,
                                  .fields = fields};
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 1, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
     w->ops->class_dump(w, &c);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     struct bytes body = {0};
     b_u1(&body, 0x20), b_u8(&body, 0x50000200), b_u4(&body, 37), b_u8(&body, 0x500001c6);
     b_u8(&body, 0x50001a7c), b_u8(&body, 5), b_u8(&body, 0x50004f99), b_u8(&body, 0);
@@ -919,12 +919,12 @@ START_TEST(test_bin_instance_dump)
                                     .fields = f,
                                     .values = v};
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 1, 48);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 48});
     w->ops->instance_dump(w, &o);
     o.nvalues = 0; /* an object without fields */
     o.object_id = 0x77;
     w->ops->instance_dump(w, &o);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     const uint32_t nbytes = 8 + 1 + 2 + 4 + 8 + 1 + 2 + 4 + 8 + 8;
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 25 + nbytes + 25);
@@ -969,7 +969,7 @@ START_TEST(test_bin_arrays)
         {HPROF_TYPE_INT, 3, is},     {HPROF_TYPE_LONG, 2, js}, {HPROF_TYPE_INT, 0, NULL},
     };
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 1, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
     w->ops->obj_array_dump(w, &oa);
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++) {
         struct hprof_prim_array_dump pa = {.array_id = 0x900 + i,
@@ -980,7 +980,7 @@ START_TEST(test_bin_arrays)
                                            .elems = prims[i].p};
         w->ops->prim_array_dump(w, &pa);
     }
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
 
     struct bytes body = {0};
     b_u1(&body, 0x22), b_u8(&body, 0x50000202), b_u4(&body, 45), b_u4(&body, 3);
@@ -1086,7 +1086,7 @@ START_TEST(test_bin_segment_split)
     struct hprof_writer *w = bin_writer();
     uint8_t data[2000];
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 4000, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){4000, 1});
     uint64_t id = 1;
     for (int i = 0; i < 3000; i++, id++) {
         uint32_t n = 500 + (uint32_t)(i * 7) % 1400;
@@ -1103,7 +1103,7 @@ START_TEST(test_bin_segment_split)
             w->ops->root(w, &r);
         }
     }
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     size_t len;
     const uint8_t *d = since(w, m, &len);
     struct seg_walk sw = {.next_id = 1};
@@ -1125,7 +1125,7 @@ START_TEST(test_bin_oversized_subrecord)
     for (uint32_t i = 0; i < n; i++)
         ints[i] = (int32_t)(i * 2654435761u);
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 3, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){3, 1});
     struct hprof_root r = {.kind = HPROF_ROOT_UNKNOWN, .object = 0x42};
     w->ops->root(w, &r);
     struct hprof_prim_array_dump pa = {.array_id = 0x77,
@@ -1135,7 +1135,7 @@ START_TEST(test_bin_oversized_subrecord)
                                        .elems = ints};
     w->ops->prim_array_dump(w, &pa);
     w->ops->root(w, &r);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 9);
     b_u1(&e, 0xFF), b_u8(&e, 0x42);
@@ -1162,10 +1162,10 @@ START_TEST(test_bin_oversized_subrecord)
             .field = {.name_id = (hprof_id)i + 1, .type = HPROF_TYPE_LONG}, .value.j = i};
     struct hprof_class_dump c = {.class_id = 9, .nstatics = 70000, .statics = st};
     m = mark_of(w);
-    w->ops->heap_dump_begin(w, 2, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){2, 1});
     w->ops->obj_array_dump(w, &oa);
     w->ops->class_dump(w, &c);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     b_hdr(&e, 0x1C, 5000, 25 + 8 * no);
     b_u1(&e, 0x22), b_u8(&e, 5), b_u4(&e, 1), b_u4(&e, no), b_u8(&e, 6);
     for (uint32_t i = 0; i < no; i++)
@@ -1226,13 +1226,13 @@ START_TEST(test_bin_dump_misuse)
     struct hprof_root r = {.kind = HPROF_ROOT_STICKY_CLASS, .object = 0x33};
     capture_begin();
     w->ops->root(w, &r); /* outside a dump: dropped */
-    w->ops->heap_dump_begin(w, 1, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
     w->ops->root(w, &r);
     w->ops->string(w, 1, "x", 1); /* inside a dump: dropped */
     w->ops->thread_end(w, 3);
-    w->ops->heap_dump_begin(w, 1, 1); /* nested: ignored */
-    w->ops->heap_dump_end(w);
-    w->ops->heap_dump_end(w); /* a second end: ignored */
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1}); /* nested: ignored */
+    w->ops->heap_dump_end(w, NULL);
+    w->ops->heap_dump_end(w, NULL); /* a second end: ignored */
     char *err = capture_end();
     ck_assert_int_eq(count_of(err, "HPROF ERROR: internal"), 1);
     struct bytes e = {0};
@@ -1245,19 +1245,19 @@ START_TEST(test_bin_dump_misuse)
 
     /* An empty dump is only HEAP DUMP END. */
     m = mark_of(w);
-    w->ops->heap_dump_begin(w, 0, 0);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_end(w, NULL);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
     b_free(&e);
 
     /* flush inside a dump: the pending part goes out as a (short) segment. */
     m = mark_of(w);
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     w->ops->root(w, &r);
     w->ops->flush(w);
     w->ops->root(w, &r);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     for (int i = 0; i < 2; i++)
         b_hdr(&e, 0x1C, 5000, 9), b_u1(&e, 0x05), b_u8(&e, 0x33);
     b_hdr(&e, 0x2C, 5000, 0);
@@ -1276,7 +1276,7 @@ START_TEST(test_bin_close_in_dump)
     w->clock_us = fake_clock;
     fake_us = T0_US;
     w->ops->begin(w);
-    w->ops->heap_dump_begin(w, 1, 1);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
     struct hprof_root r = {.kind = HPROF_ROOT_MONITOR_USED, .object = 0x44};
     w->ops->root(w, &r);
     w->ops->close(w); /* ends the dump */
@@ -1607,7 +1607,7 @@ START_TEST(test_ascii_heap_dump)
 {
     struct hprof_writer *w = ascii_writer();
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, 6431, 517616);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){6431, 517616});
     struct hprof_root roots[] = {
         {.kind = HPROF_ROOT_THREAD_OBJECT,
          .object = 0x50001920,
@@ -1687,7 +1687,7 @@ START_TEST(test_ascii_heap_dump)
     pa.elem_type = HPROF_TYPE_CHAR;
     pa.nelems = 0;
     w->ops->prim_array_dump(w, &pa);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     ASSERT_TEXT(w, m,
                 "HEAP DUMP BEGIN (6431 objects, 517616 bytes) Sat Nov 21 04:53:34 2026\n"
                 "ROOT 50001920 (kind=<thread>, id=200006, trace=300000)\n"
@@ -1715,6 +1715,94 @@ START_TEST(test_ascii_heap_dump)
                 "ARR 50000208 (sz=40, trace=300047, nelems=10, elem type=int[])\n"
                 "ARR 50000208 (sz=40, trace=300047, nelems=0, elem type=char[])\n"
                 "HEAP DUMP END\n");
+    w->ops->close(w);
+}
+END_TEST
+
+/* A dump begun without totals (the agent's heap walk) is held back until heap_dump_end brings
+ * them: nothing is written before, then the header with those totals, the CLASS DUMPs (given
+ * last) first, then roots and objects in the order given; more text than the spool's buffers
+ * hold comes back whole. */
+START_TEST(test_ascii_held_dump)
+{
+    struct hprof_writer *w = ascii_writer();
+    size_t m = mark_of(w);
+    struct hprof_sink *out = w->sink; /* w->sink is the spool while the dump is held back */
+    w->ops->heap_dump_begin(w, NULL);
+    w->ops->root(w, &(struct hprof_root){.kind = HPROF_ROOT_STICKY_CLASS,
+                                         .object = 0x50001930,
+                                         .class_name = "java.lang.Object[]"});
+    struct hprof_field f[] = {{.name = "next", .type = HPROF_TYPE_OBJECT}};
+    union hprof_value v[] = {{.obj = 0x5000a7af}};
+    w->ops->instance_dump(w, &(struct hprof_instance_dump){.object_id = 0x5000192d,
+                                                           .trace_serial = 1,
+                                                           .class_id = 0x50000200,
+                                                           .class_name = "Alloc$Foo",
+                                                           .size = 16,
+                                                           .nvalues = 1,
+                                                           .fields = f,
+                                                           .values = v});
+    enum { NARRAYS = 5000 };
+    for (uint32_t i = 0; i < NARRAYS; i++)
+        w->ops->prim_array_dump(w, &(struct hprof_prim_array_dump){.array_id = 0x60000000 + i,
+                                                                   .trace_serial = 1,
+                                                                   .elem_type = HPROF_TYPE_BYTE,
+                                                                   .size = 16 + i});
+    w->ops->class_dump(w, &(struct hprof_class_dump){.class_id = 0x50000200,
+                                                     .trace_serial = 1,
+                                                     .super_id = 0x50000100,
+                                                     .name = "Alloc$Foo"});
+    size_t held_len;
+    sink_memory_data(out, &held_len);
+    ck_assert_uint_eq(held_len, m);
+    w->ops->heap_dump_end(w, &(struct hprof_heap_totals){NARRAYS + 2, 4242});
+    ck_assert_ptr_eq(w->sink, out);
+    size_t cap = 128 + 80 * (size_t)NARRAYS + 512, len = 0;
+    char *want = malloc(cap);
+    len += (size_t)snprintf(want + len, cap - len,
+                            "HEAP DUMP BEGIN (%u objects, 4242 bytes) Sat Nov 21 04:53:34 2026\n"
+                            "CLS 50000200 (name=Alloc$Foo, trace=300000)\n"
+                            "\tsuper\t\t50000100\n"
+                            "ROOT 50001930 (kind=<system class>, name=java.lang.Object[])\n"
+                            "OBJ 5000192d (sz=16, trace=300000, class=Alloc$Foo@50000200)\n"
+                            "\tnext\t\t5000a7af\n",
+                            NARRAYS + 2);
+    for (uint32_t i = 0; i < NARRAYS; i++)
+        len += (size_t)snprintf(want + len, cap - len,
+                                "ARR %x (sz=%u, trace=300000, nelems=0, elem type=byte[])\n",
+                                0x60000000 + i, 16 + i);
+    snprintf(want + len, cap - len, "HEAP DUMP END\n");
+    ASSERT_TEXT(w, m, want);
+    free(want);
+    w->ops->close(w);
+}
+END_TEST
+
+/* A held-back dump ended without totals (the walk was abandoned), or still open at close, is
+ * not written at all; the output goes on. An empty one is the header and the end. */
+START_TEST(test_ascii_held_dump_dropped)
+{
+    struct hprof_writer *w = ascii_writer();
+    size_t m = mark_of(w);
+    w->ops->heap_dump_begin(w, NULL);
+    w->ops->root(w, &(struct hprof_root){.kind = HPROF_ROOT_MONITOR_USED, .object = 0x10});
+    w->ops->class_dump(w, &(struct hprof_class_dump){.class_id = 0x20, .name = "A"});
+    w->ops->heap_dump_end(w, NULL);
+    ASSERT_TEXT(w, m, "");
+    struct hprof_sink *out = w->sink;
+    w->ops->heap_dump_begin(w, NULL);
+    w->ops->heap_dump_end(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->thread_end(w, 3);
+    ASSERT_TEXT(w, m,
+                "HEAP DUMP BEGIN (0 objects, 0 bytes) Sat Nov 21 04:53:34 2026\n"
+                "HEAP DUMP END\n"
+                "THREAD END (id = 200003)\n");
+    m = mark_of(w);
+    w->ops->heap_dump_begin(w, NULL);
+    w->ops->root(w, &(struct hprof_root){.kind = HPROF_ROOT_MONITOR_USED, .object = 0x10});
+    size_t held_len;
+    sink_memory_data(out, &held_len);
+    ck_assert_uint_eq(held_len, m);
     w->ops->close(w);
 }
 END_TEST
@@ -1787,6 +1875,8 @@ static Suite *writer_suite(void)
     tcase_add_test(tc, test_ascii_cpu);
     tcase_add_test(tc, test_ascii_monitors);
     tcase_add_test(tc, test_ascii_heap_dump);
+    tcase_add_test(tc, test_ascii_held_dump);
+    tcase_add_test(tc, test_ascii_held_dump_dropped);
     tcase_add_test(tc, test_ascii_to_failed_sink);
     suite_add_tcase(s, tc);
     return s;

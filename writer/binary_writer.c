@@ -532,10 +532,9 @@ static void s_elems(struct binary_writer *b, const void *src, size_t n, unsigned
     }
 }
 
-static void bin_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+static void bin_heap_dump_begin(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
-    (void)nobjects;
-    (void)nbytes;
+    (void)totals; /* not written in this format */
     struct binary_writer *b = bw(w);
     if (!top_level_ok(w, "HEAP DUMP BEGIN"))
         return;
@@ -551,8 +550,9 @@ static void bin_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint6
     b->seg_len = 0;
 }
 
-static void bin_heap_dump_end(struct hprof_writer *w)
+static void bin_heap_dump_end(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
+    (void)totals;
     struct binary_writer *b = bw(w);
     if (!b->in_dump)
         return;
@@ -800,7 +800,7 @@ static void bin_close(struct hprof_writer *w)
         return;
     struct binary_writer *b = bw(w);
     if (b->in_dump)
-        bin_heap_dump_end(w); /* leave a readable file */
+        bin_heap_dump_end(w, NULL); /* leave a readable file */
     sink_close(w->sink);
     free(b->seg);
     free(b);
@@ -808,7 +808,6 @@ static void bin_close(struct hprof_writer *w)
 
 static const struct hprof_writer_ops binary_ops = {
     .name = "binary",
-    .dump_totals_first = false,
     .begin = bin_begin,
     .string = bin_string,
     .load_class = bin_load_class,

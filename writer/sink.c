@@ -617,6 +617,20 @@ void sink_set_threads(struct hprof_sink *s, unsigned nthreads)
     s->pool = pool_new(s, nthreads); /* NULL: stay synchronous */
 }
 
+void sink_set_bulk(struct hprof_sink *s, bool on)
+{
+    if (!s)
+        return;
+    unsigned n = 0;
+    if (on && !s->gzip) {
+        n = 1;
+    } else if (on) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus < 1 ? 1 : cpus > SINK_MAX_THREADS ? SINK_MAX_THREADS : (unsigned)cpus;
+    }
+    sink_set_threads(s, n);
+}
+
 /* ---- buffer -------------------------------------------------------------------------- */
 
 static void pool_submit(struct hprof_sink *s);

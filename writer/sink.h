@@ -50,6 +50,12 @@ void sink_printf(struct hprof_sink *s, const char *fmt, ...) __attribute__((form
 #define SINK_MAX_THREADS 16
 void sink_set_threads(struct hprof_sink *s, unsigned nthreads);
 
+/* A large output follows (a heap dump): on hands compression and writing to as many
+ * background threads as the sink sees fit (as HotSpot's dumper uses its workers: one per
+ * online CPU, at most SINK_MAX_THREADS, to compress gzip members; one to write plain output);
+ * off waits until everything is written and stops them. */
+void sink_set_bulk(struct hprof_sink *s, bool on);
+
 /* gzip members are compressed with libdeflate when the system has libdeflate.so.0 (faster
  * and smaller than zlib at the same level), else with zlib. For tests: false forces zlib. */
 void sink_use_libdeflate(bool use);
