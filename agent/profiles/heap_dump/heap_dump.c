@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "dump_classes.h"
+#include "heap_classes.h"
 #include "env_knobs.h"
 #include "heap_mirrors.h"
 #include "heap_walk.h"
@@ -14,6 +14,7 @@
 #include "log.h"
 #include "emit.h"
 #include "output.h"
+#include "tags.h"
 #include "thread_table.h"
 #include "trace_table.h"
 
@@ -268,25 +269,27 @@ static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct
 
 /* ---- the dump ---------------------------------------------------------------------------- */
 
-static jvmtiEnv *dump_env(void)
+/* The dump environment (heap_walk.h), made at the first dump and after one that tagged every
+ * object. */
+static struct hprof_error open_dump_env(jvmtiEnv **out)
 {
+    *out = st.denv;
     if (st.denv)
-        return st.denv;
+        return hprof_ok();
     JavaVM *vm = agent_vm();
     jvmtiEnv *e = NULL;
-    if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
-        log_error("heap dump: no JVMTI environment for the heap walk");
-        return NULL;
-    }
+    if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e)
+        return hprof_errorf("no JVMTI environment for the heap walk");
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     caps.can_tag_objects = 1;
-    if (jvmti_failed(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap dump)")) {
+    jvmtiError err = (*e)->AddCapabilities(e, &caps);
+    if (err != JVMTI_ERROR_NONE) {
         (*e)->DisposeEnvironment(e);
-        return NULL;
+        return hprof_errorf("AddCapabilities (can_tag_objects) failed: JVMTI error %d", (int)err);
     }
-    st.denv = e;
-    return e;
+    *out = st.denv = e;
+    return hprof_ok();
 }
 
 /* HotSpot (where the probe's layout is known) or not: other VMs keep to the spec (tags). */
@@ -376,9 +379,14 @@ static void heap_dump(const struct dump_request *req)
     struct dump_ctx d;
     memset(&d, 0, sizeof d);
     d.start_us = d.last_report_us = (clock_monotonic_ns() / 1000u);
-    jvmtiEnv *denv = dump_env();
-    if (!denv || heap_classes_prepare(jvmti, denv, jni) != 0)
+    jvmtiEnv *denv = NULL;
+    struct hprof_error e = open_dump_env(&denv);
+    if (!hprof_failed(&e))
+        e = heap_classes_prepare(jvmti, denv, jni);
+    if (hprof_failed(&e)) {
+        log_error("heap dump skipped: %s", e.text);
         goto out;
+    }
     enum walk_ids ids = choose_ids(jvmti, denv, jni);
     prepare_threads(jvmti, denv, jni, &d);
     heap_mirrors_prepare(jvmti, denv, jni);
@@ -393,9 +401,15 @@ static void heap_dump(const struct dump_request *req)
         }
         /* The classes loaded since the list: the shorter the time between the last list
          * and the walk, the fewer objects of unknown classes the walk meets. */
-        for (int pass = 0; pass < UPDATE_PASSES && heap_classes_update(jvmti, denv, jni) > 0;
-             pass++)
-            ;
+        uint32_t added = 1;
+        for (int pass = 0; pass < UPDATE_PASSES && added > 0; pass++) {
+            e = heap_classes_update(jvmti, denv, jni, &added);
+            if (hprof_failed(&e)) {
+                log_warning("heap dump: %s; classes loaded since the dump began may be left out",
+                            e.text);
+                break;
+            }
+        }
         heap_classes_write_names(w);
         for (size_t i = 0; i < d.nthreads; i++) {
             emit_thread(w, d.threads[i].serial);
@@ -415,7 +429,9 @@ static void heap_dump(const struct dump_request *req)
         st.addresses_ok = false;
         ids = WALK_IDS_TAGS;
         d.objects = d.heap_bytes = 0;
-        heap_classes_prepare(jvmti, denv, jni);
+        e = heap_classes_prepare(jvmti, denv, jni);
+        if (hprof_failed(&e))
+            log_error("heap dump: %s; dumping again with the classes as they were read", e.text);
         heap_mirrors_prepare(jvmti, denv, jni);
     }
     heap_mirrors_release(jni);
