@@ -87,7 +87,7 @@ static uint8_t *gunzip_all(const uint8_t *z, size_t zlen, size_t *outlen, unsign
 START_TEST(threads_write_the_same_bytes)
 {
     /* Both DEFLATE engines: libdeflate (when present) and zlib. */
-    sink_use_libdeflate(_i == 0);
+    sink_gzip_use_libdeflate(_i == 0);
     const size_t n = 9 * 1024 * 1024 + 12345;
     uint8_t *in = make_input(n);
     char a[] = "/tmp/hprof-sink-a-XXXXXX", b[] = "/tmp/hprof-sink-b-XXXXXX";
@@ -132,7 +132,7 @@ END_TEST
  * comment on the first member, XFL 4, OS 3, trailer). */
 START_TEST(zlib_members_are_what_zlibs_gzip_wrapper_writes)
 {
-    sink_use_libdeflate(false);
+    sink_gzip_use_libdeflate(false);
     const size_t n = HPROF_GZIP_BLOCK_SIZE + 777;
     uint8_t *in = make_input(n);
     char a[] = "/tmp/hprof-sink-z-XXXXXX";
@@ -173,7 +173,7 @@ START_TEST(zlib_members_are_what_zlibs_gzip_wrapper_writes)
     free(want);
     free(in);
     unlink(a);
-    sink_use_libdeflate(true);
+    sink_gzip_use_libdeflate(true);
 }
 END_TEST
 

@@ -58,7 +58,7 @@ void sink_set_bulk(struct hprof_sink *s, bool on);
 
 /* gzip members are compressed with libdeflate when the system has libdeflate.so.0 (faster
  * and smaller than zlib at the same level), else with zlib. For tests: false forces zlib. */
-void sink_use_libdeflate(bool use);
+void sink_gzip_use_libdeflate(bool use);
 
 /* Pushes buffered bytes to the descriptor (for gzip: ends the current member first, so a
  * reader sees everything written so far). */
