@@ -55,9 +55,9 @@ static const struct hprof_frame f_spin = {0x1003,  S_SPIN, S_SIG_SPIN, 0,   1, H
  * dump (3 Alloc, 2 int[]), 64 a second heap dump (1 Alloc) */
 static void write_profile(const char *path, bool binary, bool gzip, unsigned what)
 {
-    char err[256];
-    struct hprof_sink *s = sink_open_file(path, gzip, err, sizeof err);
-    ck_assert_msg(s != NULL, "%s", err);
+    struct hprof_sink *s = NULL;
+    struct hprof_error err = sink_open_file(path, gzip, &s);
+    ck_assert_msg(s != NULL, "%s", err.text);
     struct hprof_writer *w = binary ? writer_binary_new(s) : writer_ascii_new(s);
     w->ops->begin(w);
     for (unsigned i = 1; i < sizeof strs / sizeof *strs; i++)

@@ -187,8 +187,8 @@ START_TEST(test_sink_file_roundtrip)
     make_tmpdir();
     char path[128];
     tmp_path(path, sizeof path, "plain.bin");
-    char err[256] = "";
-    struct hprof_sink *s = sink_open_file(path, false, err, sizeof err);
+    struct hprof_sink *s = NULL;
+    sink_open_file(path, false, &s);
     ck_assert_ptr_nonnull(s);
     size_t total = 0, sizes[] = {1, 7, 65535, 1, 200000, 3, 65536, 70000, 12};
     uint8_t *exp = malloc(600000);
@@ -218,10 +218,12 @@ END_TEST
 
 START_TEST(test_sink_open_file_error)
 {
-    char err[256] = "";
-    struct hprof_sink *s = sink_open_file("/nonexistent-dir-hprof/x.hprof", false, err, sizeof err);
+    struct hprof_sink *s = NULL;
+    struct hprof_error err = sink_open_file("/nonexistent-dir-hprof/x.hprof", false, &s);
     ck_assert_ptr_null(s);
-    ck_assert_str_eq(err, "cannot open /nonexistent-dir-hprof/x.hprof: No such file or directory");
+    ck_assert(hprof_failed(&err));
+    ck_assert_str_eq(err.text,
+                     "cannot open /nonexistent-dir-hprof/x.hprof: No such file or directory");
 }
 END_TEST
 
@@ -266,8 +268,8 @@ START_TEST(test_sink_gzip_members)
     make_tmpdir();
     char path[128];
     tmp_path(path, sizeof path, "out.hprof.gz");
-    char err[256];
-    struct hprof_sink *s = sink_open_file(path, true, err, sizeof err);
+    struct hprof_sink *s = NULL;
+    sink_open_file(path, true, &s);
     ck_assert_ptr_nonnull(s);
     const size_t total = 2 * HPROF_GZIP_BLOCK_SIZE + 500000;
     uint8_t *data = malloc(total);
@@ -321,9 +323,10 @@ END_TEST
 START_TEST(test_sink_gzip_flush_and_empty)
 {
     make_tmpdir();
-    char path[128], err[256];
+    char path[128];
     tmp_path(path, sizeof path, "flush.gz");
-    struct hprof_sink *s = sink_open_file(path, true, err, sizeof err);
+    struct hprof_sink *s = NULL;
+    sink_open_file(path, true, &s);
     sink_write(s, "hello ", 6);
     sink_flush(s); /* ends a member */
     sink_flush(s); /* nothing pending: no empty member */
@@ -340,7 +343,7 @@ START_TEST(test_sink_gzip_flush_and_empty)
     free(file);
 
     /* Nothing written at all: still one valid (empty) member with the comment. */
-    s = sink_open_file(path, true, err, sizeof err);
+    sink_open_file(path, true, &s);
     sink_close(s);
     file = read_file(path, &flen);
     ck_assert_uint_gt(flen, 10);
@@ -412,8 +415,8 @@ END_TEST
 
 START_TEST(test_sink_dev_full)
 {
-    char err[256];
-    struct hprof_sink *s = sink_open_file("/dev/full", false, err, sizeof err);
+    struct hprof_sink *s = NULL;
+    sink_open_file("/dev/full", false, &s);
     ck_assert_ptr_nonnull(s);
     capture_begin();
     write_until_failed(s);
@@ -1270,9 +1273,11 @@ END_TEST
 START_TEST(test_bin_close_in_dump)
 {
     make_tmpdir();
-    char path[128], err[256];
+    char path[128];
     tmp_path(path, sizeof path, "closed.hprof");
-    struct hprof_writer *w = writer_binary_new(sink_open_file(path, false, err, sizeof err));
+    struct hprof_sink *s = NULL;
+    sink_open_file(path, false, &s);
+    struct hprof_writer *w = writer_binary_new(s);
     w->clock_us = fake_clock;
     fake_us = T0_US;
     w->ops->begin(w);
@@ -1810,8 +1815,9 @@ END_TEST
 START_TEST(test_ascii_to_failed_sink)
 {
     /* Writing to a sink that failed must be harmless. */
-    char err[256];
-    struct hprof_writer *w = writer_ascii_new(sink_open_file("/dev/full", false, err, sizeof err));
+    struct hprof_sink *s = NULL;
+    sink_open_file("/dev/full", false, &s);
+    struct hprof_writer *w = writer_ascii_new(s);
     w->clock_us = fake_clock;
     capture_begin();
     w->ops->begin(w);

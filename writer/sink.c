@@ -309,24 +309,21 @@ static struct hprof_sink *sink_new(int fd, bool gzip, int timeout_ms, const char
     return s;
 }
 
-struct hprof_sink *sink_open_file(const char *path, bool gzip, char *err, size_t errlen)
+struct hprof_error sink_open_file(const char *path, bool gzip, struct hprof_sink **out)
 {
+    *out = NULL;
     int fd;
     do
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct hprof_sink *s = sink_new(fd, gzip, 0, path);
-    if (!s) {
+    if (fd < 0)
+        return hprof_errorf("cannot open %s: %s", path, strerror(errno));
+    *out = sink_new(fd, gzip, 0, path);
+    if (!*out) {
         close(fd);
-        if (err && errlen)
-            snprintf(err, errlen, "cannot open %s: out of memory", path);
+        return hprof_errorf("cannot open %s: out of memory", path);
     }
-    return s;
+    return hprof_ok();
 }
 
 struct hprof_sink *sink_open_fd(int fd, bool gzip, int write_timeout_ms, const char *what)

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
+
 struct hprof_sink;
 
 /* Bytes of input per gzip member, and the comment on the first member, as HotSpot writes
@@ -25,8 +27,8 @@ struct hprof_sink;
 #define HPROF_GZIP_COMMENT "HPROF BLOCKSIZE=1048576"
 
 /* Opens (creates or truncates) path for writing. gzip: compress as independent members.
- * Returns NULL with a message in err on failure. */
-struct hprof_sink *sink_open_file(const char *path, bool gzip, char *err, size_t errlen);
+ * *out: the sink, or NULL when the returned error says why ("cannot open PATH: REASON"). */
+struct hprof_error sink_open_file(const char *path, bool gzip, struct hprof_sink **out);
 
 /* Wraps an already open descriptor (a connected socket). The sink closes it on close.
  * write_timeout_ms (0 = wait forever): for a socket, how long bytes may wait for a peer that

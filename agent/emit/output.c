@@ -133,10 +133,10 @@ int output_open(const struct hprof_options *opts, char *err, size_t errlen)
                      opts->file ? opts->file : "");
             return -1;
         }
-        char why[512];
-        sink = sink_open_file(name, opts->gzip, why, sizeof why);
-        if (!sink) {
-            snprintf(err, errlen, "HPROF ERROR: %s", why); /* the sink's message has no prefix */
+        struct hprof_error why = sink_open_file(name, opts->gzip, &sink);
+        if (hprof_failed(&why)) {
+            /* the sink's message has no prefix */
+            snprintf(err, errlen, "HPROF ERROR: %s", why.text);
             return -1;
         }
     }
