@@ -2,6 +2,7 @@
  * Unit tests of tools/hprof-read: HPROF files crafted byte by byte, one per violation class,
  * parsed in-process (plain file, pipe, gzip members) and through the command-line entry point.
  */
+#include "check_helpers.h"
 #include "hprof_parse.h"
 
 #include <check.h>
@@ -1112,9 +1113,5 @@ int main(void)
     tcase_add_test(tc, cli);
     tcase_add_test(tc, json_strings);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -2,6 +2,7 @@
  * tools/phd-read (compiled in, as phd_read_main), and of phd-read itself on hand-made files:
  * every record kind, class cache, size codes, gaps both ways, many references, array lengths
  * at the size-code edges, hashes, and the rules a file can break. */
+#include "check_helpers.h"
 #include <check.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -706,9 +707,5 @@ static Suite *phd_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(phd_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(phd_suite());
 }

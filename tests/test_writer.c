@@ -1893,9 +1893,5 @@ int main(void)
     /* Dates in the expected text are UTC. */
     setenv("TZ", "UTC", 1);
     tzset();
-    SRunner *r = srunner_create(writer_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(writer_suite());
 }
