@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bytes.h"
 #include "check_helpers.h"
 #include "sink.h"
 #include "writer.h"
@@ -30,60 +31,11 @@ static uint64_t fake_clock(void)
     return fake_us;
 }
 
-/* Expected bytes, assembled by hand. */
-struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-};
-
-static void b_raw(struct bytes *b, const void *data, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        ck_assert_ptr_nonnull(b->p);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-static void b_u1(struct bytes *b, uint8_t v)
-{
-    b_raw(b, &v, 1);
-}
-
-static void b_u2(struct bytes *b, uint16_t v)
-{
-    uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    b_raw(b, x, 2);
-}
-
-static void b_u4(struct bytes *b, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    b_raw(b, x, 4);
-}
-
-static void b_u8(struct bytes *b, uint64_t v)
-{
-    b_u4(b, (uint32_t)(v >> 32));
-    b_u4(b, (uint32_t)v);
-}
-
 static void b_hdr(struct bytes *b, uint8_t tag, uint32_t time, uint32_t len)
 {
-    b_u1(b, tag);
-    b_u4(b, time);
-    b_u4(b, len);
-}
-
-static void b_free(struct bytes *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
+    bytes_u1(b, tag);
+    bytes_u4(b, time);
+    bytes_u4(b, len);
 }
 
 static void assert_bytes(const uint8_t *got, size_t got_len, const uint8_t *exp, size_t exp_len)
@@ -116,7 +68,7 @@ static void assert_since(struct hprof_writer *w, size_t mark, const struct bytes
 {
     size_t len;
     const uint8_t *got = since(w, mark, &len);
-    assert_bytes(got, len, exp->p, exp->len);
+    assert_bytes(got, len, exp->p, exp->n);
 }
 
 /* A binary writer on a memory sink, header written at T0, the clock then at T0 + 5000 us. */
@@ -596,16 +548,17 @@ START_TEST(test_bin_frames_traces)
     w->ops->trace(w, 1, 0, 0, NULL);
     struct bytes e = {0};
     b_hdr(&e, 0x04, 5000, 40);
-    b_u8(&e, 0x10), b_u8(&e, 0x11), b_u8(&e, 0x12), b_u8(&e, 0x13), b_u4(&e, 3), b_u4(&e, 24);
+    bytes_u8(&e, 0x10), bytes_u8(&e, 0x11), bytes_u8(&e, 0x12), bytes_u8(&e, 0x13), bytes_u4(&e, 3),
+        bytes_u4(&e, 24);
     b_hdr(&e, 0x04, 5000, 40);
-    b_u8(&e, 0x20), b_u8(&e, 0x21), b_u8(&e, 0x22), b_u8(&e, 0), b_u4(&e, 4);
-    b_u4(&e, 0xFFFFFFFDu);
+    bytes_u8(&e, 0x20), bytes_u8(&e, 0x21), bytes_u8(&e, 0x22), bytes_u8(&e, 0), bytes_u4(&e, 4);
+    bytes_u4(&e, 0xFFFFFFFDu);
     b_hdr(&e, 0x05, 5000, 12 + 16);
-    b_u4(&e, 2), b_u4(&e, 5), b_u4(&e, 2), b_u8(&e, 0x10), b_u8(&e, 0x20);
+    bytes_u4(&e, 2), bytes_u4(&e, 5), bytes_u4(&e, 2), bytes_u8(&e, 0x10), bytes_u8(&e, 0x20);
     b_hdr(&e, 0x05, 5000, 12);
-    b_u4(&e, 1), b_u4(&e, 0), b_u4(&e, 0);
+    bytes_u4(&e, 1), bytes_u4(&e, 0), bytes_u4(&e, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
 
     /* A deep trace goes out in pieces but as one record. */
     struct hprof_frame deep[100];
@@ -615,11 +568,11 @@ START_TEST(test_bin_frames_traces)
     m = mark_of(w);
     w->ops->trace(w, 9, 1, 100, deep);
     b_hdr(&e, 0x05, 5000, 12 + 800);
-    b_u4(&e, 9), b_u4(&e, 1), b_u4(&e, 100);
+    bytes_u4(&e, 9), bytes_u4(&e, 1), bytes_u4(&e, 100);
     for (int i = 0; i < 100; i++)
-        b_u8(&e, 1000 + (uint64_t)i);
+        bytes_u8(&e, 1000 + (uint64_t)i);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     w->ops->close(w);
 }
 END_TEST
@@ -641,12 +594,13 @@ START_TEST(test_bin_threads)
     w->ops->thread_end(w, 1);
     struct bytes e = {0};
     b_hdr(&e, 0x0A, 5000, 40);
-    b_u4(&e, 1), b_u8(&e, 0x500001c4), b_u4(&e, 1), b_u8(&e, 0x61), b_u8(&e, 0x62);
-    b_u8(&e, 0x63);
+    bytes_u4(&e, 1), bytes_u8(&e, 0x500001c4), bytes_u4(&e, 1), bytes_u8(&e, 0x61),
+        bytes_u8(&e, 0x62);
+    bytes_u8(&e, 0x63);
     b_hdr(&e, 0x0B, 5000, 4);
-    b_u4(&e, 1);
+    bytes_u4(&e, 1);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     w->ops->close(w);
 }
 END_TEST
@@ -683,17 +637,20 @@ START_TEST(test_bin_sites)
     w->ops->sites(w, &r);
     struct bytes e = {0};
     b_hdr(&e, 0x06, 5000, 34 + 25 * 50);
-    b_u2(&e, 1);
-    b_u4(&e, 0x38d1b717); /* 0.0001f */
-    b_u4(&e, 0xFFFFFFFFu), b_u4(&e, 5049), b_u8(&e, 1ull << 40), b_u8(&e, 77), b_u4(&e, 50);
-    b_u1(&e, 10), b_u4(&e, 12), b_u4(&e, 48), b_u4(&e, 0xFFFFFFFFu), b_u4(&e, 5000);
-    b_u4(&e, 280000), b_u4(&e, 0xFFFFFFFFu);
+    bytes_u2(&e, 1);
+    bytes_u4(&e, 0x38d1b717); /* 0.0001f */
+    bytes_u4(&e, 0xFFFFFFFFu), bytes_u4(&e, 5049), bytes_u8(&e, 1ull << 40), bytes_u8(&e, 77),
+        bytes_u4(&e, 50);
+    bytes_u1(&e, 10), bytes_u4(&e, 12), bytes_u4(&e, 48), bytes_u4(&e, 0xFFFFFFFFu),
+        bytes_u4(&e, 5000);
+    bytes_u4(&e, 280000), bytes_u4(&e, 0xFFFFFFFFu);
     for (int i = 1; i < 50; i++) {
-        b_u1(&e, 0), b_u4(&e, (uint32_t)i), b_u4(&e, 2), b_u4(&e, 16), b_u4(&e, 1);
-        b_u4(&e, 32), b_u4(&e, 2);
+        bytes_u1(&e, 0), bytes_u4(&e, (uint32_t)i), bytes_u4(&e, 2), bytes_u4(&e, 16),
+            bytes_u4(&e, 1);
+        bytes_u4(&e, 32), bytes_u4(&e, 2);
     }
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
 
     /* No rows: still a record (34 bytes). */
     r.nrows = 0;
@@ -729,19 +686,19 @@ START_TEST(test_bin_summary_samples_control)
     w->ops->control_settings(w, true, false, 65535);
     struct bytes e = {0};
     b_hdr(&e, 0x07, 5000, 24);
-    b_u4(&e, 1000), b_u4(&e, 10), b_u8(&e, 1ull << 35), b_u8(&e, 99);
+    bytes_u4(&e, 1000), bytes_u4(&e, 10), bytes_u8(&e, 1ull << 35), bytes_u8(&e, 99);
     b_hdr(&e, 0x0D, 5000, 8 + 8 * 100);
-    b_u4(&e, 296), b_u4(&e, 100);
+    bytes_u4(&e, 296), bytes_u4(&e, 100);
     for (int i = 0; i < 100; i++)
-        b_u4(&e, 1000u - (uint32_t)i), b_u4(&e, 100u + (uint32_t)i);
+        bytes_u4(&e, 1000u - (uint32_t)i), bytes_u4(&e, 100u + (uint32_t)i);
     b_hdr(&e, 0x0E, 5000, 6);
-    b_u4(&e, 3), b_u2(&e, 4);
+    bytes_u4(&e, 3), bytes_u2(&e, 4);
     b_hdr(&e, 0x0E, 5000, 6);
-    b_u4(&e, 2), b_u2(&e, 8);
+    bytes_u4(&e, 2), bytes_u2(&e, 8);
     b_hdr(&e, 0x0E, 5000, 6);
-    b_u4(&e, 1), b_u2(&e, 65535);
+    bytes_u4(&e, 1), bytes_u2(&e, 65535);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     w->ops->close(w);
 }
 END_TEST
@@ -798,18 +755,18 @@ START_TEST(test_bin_roots)
     w->ops->heap_dump_end(w, NULL);
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 6000, 9 + 17 + 17 + 17 + 13 + 9 + 13 + 9 + 17);
-    b_u1(&e, 0xFF), b_u8(&e, 0x101);
-    b_u1(&e, 0x01), b_u8(&e, 0x102), b_u8(&e, 0x9001);
-    b_u1(&e, 0x02), b_u8(&e, 0x103), b_u4(&e, 2), b_u4(&e, 0);
-    b_u1(&e, 0x03), b_u8(&e, 0x104), b_u4(&e, 2), b_u4(&e, 0xFFFFFFFFu);
-    b_u1(&e, 0x04), b_u8(&e, 0x105), b_u4(&e, 3);
-    b_u1(&e, 0x05), b_u8(&e, 0x106);
-    b_u1(&e, 0x06), b_u8(&e, 0x107), b_u4(&e, 4);
-    b_u1(&e, 0x07), b_u8(&e, 0x108);
-    b_u1(&e, 0x08), b_u8(&e, 0x109), b_u4(&e, 5), b_u4(&e, 6);
+    bytes_u1(&e, 0xFF), bytes_u8(&e, 0x101);
+    bytes_u1(&e, 0x01), bytes_u8(&e, 0x102), bytes_u8(&e, 0x9001);
+    bytes_u1(&e, 0x02), bytes_u8(&e, 0x103), bytes_u4(&e, 2), bytes_u4(&e, 0);
+    bytes_u1(&e, 0x03), bytes_u8(&e, 0x104), bytes_u4(&e, 2), bytes_u4(&e, 0xFFFFFFFFu);
+    bytes_u1(&e, 0x04), bytes_u8(&e, 0x105), bytes_u4(&e, 3);
+    bytes_u1(&e, 0x05), bytes_u8(&e, 0x106);
+    bytes_u1(&e, 0x06), bytes_u8(&e, 0x107), bytes_u4(&e, 4);
+    bytes_u1(&e, 0x07), bytes_u8(&e, 0x108);
+    bytes_u1(&e, 0x08), bytes_u8(&e, 0x109), bytes_u4(&e, 5), bytes_u4(&e, 6);
     b_hdr(&e, 0x2C, 6000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     w->ops->close(w);
 }
 END_TEST
@@ -856,32 +813,34 @@ START_TEST(test_bin_class_dump)
     w->ops->class_dump(w, &c);
     w->ops->heap_dump_end(w, NULL);
     struct bytes body = {0};
-    b_u1(&body, 0x20), b_u8(&body, 0x50000200), b_u4(&body, 37), b_u8(&body, 0x500001c6);
-    b_u8(&body, 0x50001a7c), b_u8(&body, 5), b_u8(&body, 0x50004f99), b_u8(&body, 0);
-    b_u8(&body, 0), b_u4(&body, 24);
-    b_u2(&body, 2);
-    b_u2(&body, 28), b_u1(&body, 2), b_u8(&body, 0x500001f7);
-    b_u2(&body, 3), b_u1(&body, 10), b_u4(&body, 0xFFFFFFFEu);
-    b_u2(&body, 9);
-    b_u8(&body, 0x71), b_u1(&body, 2), b_u8(&body, 0xAB);
-    b_u8(&body, 0x72), b_u1(&body, 4), b_u1(&body, 1);
-    b_u8(&body, 0x73), b_u1(&body, 5), b_u2(&body, 0x263A);
-    b_u8(&body, 0x74), b_u1(&body, 6), b_u4(&body, 0x3fc00000);
-    b_u8(&body, 0x75), b_u1(&body, 7), b_u8(&body, 0xc004000000000000ull);
-    b_u8(&body, 0x76), b_u1(&body, 8), b_u1(&body, 0xFF);
-    b_u8(&body, 0x77), b_u1(&body, 9), b_u2(&body, 0xFFFE);
-    b_u8(&body, 0x78), b_u1(&body, 10), b_u4(&body, 0x01020304);
-    b_u8(&body, 0x79), b_u1(&body, 11), b_u8(&body, (uint64_t)-0x0102030405060708ll);
-    b_u2(&body, 2);
-    b_u8(&body, 0x81), b_u1(&body, 2);
-    b_u8(&body, 0x82), b_u1(&body, 10);
+    bytes_u1(&body, 0x20), bytes_u8(&body, 0x50000200), bytes_u4(&body, 37),
+        bytes_u8(&body, 0x500001c6);
+    bytes_u8(&body, 0x50001a7c), bytes_u8(&body, 5), bytes_u8(&body, 0x50004f99),
+        bytes_u8(&body, 0);
+    bytes_u8(&body, 0), bytes_u4(&body, 24);
+    bytes_u2(&body, 2);
+    bytes_u2(&body, 28), bytes_u1(&body, 2), bytes_u8(&body, 0x500001f7);
+    bytes_u2(&body, 3), bytes_u1(&body, 10), bytes_u4(&body, 0xFFFFFFFEu);
+    bytes_u2(&body, 9);
+    bytes_u8(&body, 0x71), bytes_u1(&body, 2), bytes_u8(&body, 0xAB);
+    bytes_u8(&body, 0x72), bytes_u1(&body, 4), bytes_u1(&body, 1);
+    bytes_u8(&body, 0x73), bytes_u1(&body, 5), bytes_u2(&body, 0x263A);
+    bytes_u8(&body, 0x74), bytes_u1(&body, 6), bytes_u4(&body, 0x3fc00000);
+    bytes_u8(&body, 0x75), bytes_u1(&body, 7), bytes_u8(&body, 0xc004000000000000ull);
+    bytes_u8(&body, 0x76), bytes_u1(&body, 8), bytes_u1(&body, 0xFF);
+    bytes_u8(&body, 0x77), bytes_u1(&body, 9), bytes_u2(&body, 0xFFFE);
+    bytes_u8(&body, 0x78), bytes_u1(&body, 10), bytes_u4(&body, 0x01020304);
+    bytes_u8(&body, 0x79), bytes_u1(&body, 11), bytes_u8(&body, (uint64_t)-0x0102030405060708ll);
+    bytes_u2(&body, 2);
+    bytes_u8(&body, 0x81), bytes_u1(&body, 2);
+    bytes_u8(&body, 0x82), bytes_u1(&body, 10);
     struct bytes e = {0};
-    b_hdr(&e, 0x1C, 5000, (uint32_t)body.len);
-    b_raw(&e, body.p, body.len);
+    b_hdr(&e, 0x1C, 5000, (uint32_t)body.n);
+    bytes_put(&e, body.p, body.n);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
-    b_free(&body);
+    bytes_free(&e);
+    bytes_free(&body);
     w->ops->close(w);
 }
 END_TEST
@@ -931,14 +890,17 @@ START_TEST(test_bin_instance_dump)
     const uint32_t nbytes = 8 + 1 + 2 + 4 + 8 + 1 + 2 + 4 + 8 + 8;
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 25 + nbytes + 25);
-    b_u1(&e, 0x21), b_u8(&e, 0x5000192d), b_u4(&e, 1), b_u8(&e, 0x500001b9), b_u4(&e, nbytes);
-    b_u8(&e, 0x5000a7af), b_u1(&e, 1), b_u2(&e, 0x41), b_u4(&e, 0x3fc00000);
-    b_u8(&e, 0xc004000000000000ull), b_u1(&e, 0x80), b_u2(&e, 300), b_u4(&e, 0xFFFFFFFFu);
-    b_u8(&e, 0x1122334455667788ull), b_u8(&e, 0);
-    b_u1(&e, 0x21), b_u8(&e, 0x77), b_u4(&e, 1), b_u8(&e, 0x500001b9), b_u4(&e, 0);
+    bytes_u1(&e, 0x21), bytes_u8(&e, 0x5000192d), bytes_u4(&e, 1), bytes_u8(&e, 0x500001b9),
+        bytes_u4(&e, nbytes);
+    bytes_u8(&e, 0x5000a7af), bytes_u1(&e, 1), bytes_u2(&e, 0x41), bytes_u4(&e, 0x3fc00000);
+    bytes_u8(&e, 0xc004000000000000ull), bytes_u1(&e, 0x80), bytes_u2(&e, 300),
+        bytes_u4(&e, 0xFFFFFFFFu);
+    bytes_u8(&e, 0x1122334455667788ull), bytes_u8(&e, 0);
+    bytes_u1(&e, 0x21), bytes_u8(&e, 0x77), bytes_u4(&e, 1), bytes_u8(&e, 0x500001b9),
+        bytes_u4(&e, 0);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     w->ops->close(w);
 }
 END_TEST
@@ -986,8 +948,9 @@ START_TEST(test_bin_arrays)
     w->ops->heap_dump_end(w, NULL);
 
     struct bytes body = {0};
-    b_u1(&body, 0x22), b_u8(&body, 0x50000202), b_u4(&body, 45), b_u4(&body, 3);
-    b_u8(&body, 0x50000201), b_u8(&body, 0x50004f9b), b_u8(&body, 0), b_u8(&body, 0x50004f9c);
+    bytes_u1(&body, 0x22), bytes_u8(&body, 0x50000202), bytes_u4(&body, 45), bytes_u4(&body, 3);
+    bytes_u8(&body, 0x50000201), bytes_u8(&body, 0x50004f9b), bytes_u8(&body, 0),
+        bytes_u8(&body, 0x50004f9c);
     static const uint8_t prim_data[][24] = {
         {1, 0, 1},
         {0x00, 0x41, 0x26, 0x3A},
@@ -1001,17 +964,18 @@ START_TEST(test_bin_arrays)
         {0},
     };
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++) {
-        b_u1(&body, 0x23), b_u8(&body, 0x900 + i), b_u4(&body, 2), b_u4(&body, prims[i].n);
-        b_u1(&body, (uint8_t)prims[i].t);
-        b_raw(&body, prim_data[i], prims[i].n * hprof_type_size(prims[i].t));
+        bytes_u1(&body, 0x23), bytes_u8(&body, 0x900 + i), bytes_u4(&body, 2),
+            bytes_u4(&body, prims[i].n);
+        bytes_u1(&body, (uint8_t)prims[i].t);
+        bytes_put(&body, prim_data[i], prims[i].n * hprof_type_size(prims[i].t));
     }
     struct bytes e = {0};
-    b_hdr(&e, 0x1C, 5000, (uint32_t)body.len);
-    b_raw(&e, body.p, body.len);
+    b_hdr(&e, 0x1C, 5000, (uint32_t)body.n);
+    bytes_put(&e, body.p, body.n);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
-    b_free(&body);
+    bytes_free(&e);
+    bytes_free(&body);
     w->ops->close(w);
 }
 END_TEST
@@ -1141,16 +1105,16 @@ START_TEST(test_bin_oversized_subrecord)
     w->ops->heap_dump_end(w, NULL);
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 9);
-    b_u1(&e, 0xFF), b_u8(&e, 0x42);
+    bytes_u1(&e, 0xFF), bytes_u8(&e, 0x42);
     b_hdr(&e, 0x1C, 5000, 18 + 4 * n);
-    b_u1(&e, 0x23), b_u8(&e, 0x77), b_u4(&e, 3), b_u4(&e, n), b_u1(&e, 10);
+    bytes_u1(&e, 0x23), bytes_u8(&e, 0x77), bytes_u4(&e, 3), bytes_u4(&e, n), bytes_u1(&e, 10);
     for (uint32_t i = 0; i < n; i++)
-        b_u4(&e, (uint32_t)ints[i]);
+        bytes_u4(&e, (uint32_t)ints[i]);
     b_hdr(&e, 0x1C, 5000, 9);
-    b_u1(&e, 0xFF), b_u8(&e, 0x42);
+    bytes_u1(&e, 0xFF), bytes_u8(&e, 0x42);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
 
     /* An oversized object array and class dump stream the same way. */
     const uint32_t no = 200000;
@@ -1170,21 +1134,21 @@ START_TEST(test_bin_oversized_subrecord)
     w->ops->class_dump(w, &c);
     w->ops->heap_dump_end(w, NULL);
     b_hdr(&e, 0x1C, 5000, 25 + 8 * no);
-    b_u1(&e, 0x22), b_u8(&e, 5), b_u4(&e, 1), b_u4(&e, no), b_u8(&e, 6);
+    bytes_u1(&e, 0x22), bytes_u8(&e, 5), bytes_u4(&e, 1), bytes_u4(&e, no), bytes_u8(&e, 6);
     for (uint32_t i = 0; i < no; i++)
-        b_u8(&e, ids[i]);
+        bytes_u8(&e, ids[i]);
     /* statics capped at 65535 (u2 count) */
     b_hdr(&e, 0x1C, 5000, 1 + 8 + 4 + 48 + 4 + 2 + 2 + 2 + 65535u * 17);
-    b_u1(&e, 0x20), b_u8(&e, 9), b_u4(&e, 0);
+    bytes_u1(&e, 0x20), bytes_u8(&e, 9), bytes_u4(&e, 0);
     for (int i = 0; i < 6; i++)
-        b_u8(&e, 0);
-    b_u4(&e, 0), b_u2(&e, 0), b_u2(&e, 65535);
+        bytes_u8(&e, 0);
+    bytes_u4(&e, 0), bytes_u2(&e, 0), bytes_u2(&e, 65535);
     for (int i = 0; i < 65535; i++)
-        b_u8(&e, (uint64_t)i + 1), b_u1(&e, 11), b_u8(&e, (uint64_t)i);
-    b_u2(&e, 0);
+        bytes_u8(&e, (uint64_t)i + 1), bytes_u1(&e, 11), bytes_u8(&e, (uint64_t)i);
+    bytes_u2(&e, 0);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     free(st);
     free(ids);
     free(ints);
@@ -1240,10 +1204,10 @@ START_TEST(test_bin_dump_misuse)
     ck_assert_int_eq(count_of(err, "HPROF ERROR: internal"), 1);
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 9);
-    b_u1(&e, 0x05), b_u8(&e, 0x33);
+    bytes_u1(&e, 0x05), bytes_u8(&e, 0x33);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     free(err);
 
     /* An empty dump is only HEAP DUMP END. */
@@ -1252,7 +1216,7 @@ START_TEST(test_bin_dump_misuse)
     w->ops->heap_dump_end(w, NULL);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
 
     /* flush inside a dump: the pending part goes out as a (short) segment. */
     m = mark_of(w);
@@ -1262,10 +1226,10 @@ START_TEST(test_bin_dump_misuse)
     w->ops->root(w, &r);
     w->ops->heap_dump_end(w, NULL);
     for (int i = 0; i < 2; i++)
-        b_hdr(&e, 0x1C, 5000, 9), b_u1(&e, 0x05), b_u8(&e, 0x33);
+        b_hdr(&e, 0x1C, 5000, 9), bytes_u1(&e, 0x05), bytes_u8(&e, 0x33);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
-    b_free(&e);
+    bytes_free(&e);
     w->ops->close(w);
 }
 END_TEST
@@ -1289,11 +1253,11 @@ START_TEST(test_bin_close_in_dump)
     uint8_t *d = read_file(path, &len);
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 0, 9);
-    b_u1(&e, 0x07), b_u8(&e, 0x44);
+    bytes_u1(&e, 0x07), bytes_u8(&e, 0x44);
     b_hdr(&e, 0x2C, 0, 0);
-    ck_assert_uint_eq(len, HDR_LEN + e.len);
-    assert_bytes(d + HDR_LEN, len - HDR_LEN, e.p, e.len);
-    b_free(&e);
+    ck_assert_uint_eq(len, HDR_LEN + e.n);
+    assert_bytes(d + HDR_LEN, len - HDR_LEN, e.p, e.n);
+    bytes_free(&e);
     free(d);
     unlink(path);
     rmdir(tmpdir);
