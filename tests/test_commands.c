@@ -1,5 +1,6 @@
 /* Unit tests of the socket command protocol: the streaming parser (every command, every
  * error, any chunking), the encoder, and the text commands of tools/hprof-listen. */
+#include "bytes.h"
 #include "check_helpers.h"
 #include <check.h>
 #include <math.h>
@@ -74,48 +75,11 @@ static void parse_every_way(const uint8_t *buf, size_t len, struct results *out)
     }
 }
 
-/* A byte builder for hand-made streams. */
-struct bytes {
-    size_t n;
-    uint8_t b[4096];
-};
-
-static void put(struct bytes *s, const void *p, size_t n)
-{
-    ck_assert_uint_le(s->n + n, sizeof s->b);
-    memcpy(s->b + s->n, p, n);
-    s->n += n;
-}
-
-static void put_u1(struct bytes *s, uint8_t v)
-{
-    put(s, &v, 1);
-}
-
-static void put_u2(struct bytes *s, uint16_t v)
-{
-    uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    put(s, b, 2);
-}
-
-static void put_u4(struct bytes *s, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    put(s, b, 4);
-}
-
 static void put_header(struct bytes *s, uint8_t tag, uint32_t serial, uint32_t length)
 {
-    put_u1(s, tag);
-    put_u4(s, serial);
-    put_u4(s, length);
-}
-
-static void put_float(struct bytes *s, float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    put_u4(s, bits);
+    bytes_u1(s, tag);
+    bytes_u4(s, serial);
+    bytes_u4(s, length);
 }
 
 static void put_command(struct bytes *s, const struct hprof_command *c)
@@ -123,7 +87,7 @@ static void put_command(struct bytes *s, const struct hprof_command *c)
     uint8_t buf[HPROF_CMD_ENCODED_MAX];
     size_t n = hprof_cmd_encode(c, buf, sizeof buf);
     ck_assert_uint_gt(n, 0);
-    put(s, buf, n);
+    bytes_put(s, buf, n);
 }
 
 START_TEST(every_command_round_trips)
@@ -156,7 +120,7 @@ START_TEST(every_command_round_trips)
     struct hprof_command eof = {.tag = HPROF_CMD_EOF};
     put_command(&s, &eof);
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, n + 1);
     for (size_t i = 0; i < n; i++) {
         const struct hprof_command *c = &r.r[i].command;
@@ -172,6 +136,7 @@ START_TEST(every_command_round_trips)
     ck_assert_int_eq(r.r[n].kind, HPROF_CMD_END);
     ck_assert_uint_eq(r.r[n].command.tag, HPROF_CMD_EOF);
     ck_assert(!r.finished_inside);
+    bytes_free(&s);
 }
 END_TEST
 
@@ -214,11 +179,11 @@ START_TEST(unknown_tag_is_skipped_and_parsing_goes_on)
 {
     struct bytes s = {0};
     put_header(&s, 0x42, 77, 5);
-    put(&s, "\x01\x02\x03\x04\x05", 5);
+    bytes_put(&s, "\x01\x02\x03\x04\x05", 5);
     put_header(&s, 0x00, 78, 0); /* tag 0 is unknown too */
     put_header(&s, HPROF_CMD_DUMP_TRACES, 79, 0);
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, 3);
     ck_assert_int_eq(r.r[0].kind, HPROF_CMD_ERROR);
     ck_assert_int_eq(r.r[0].error, HPROF_CMD_ERR_UNKNOWN_TAG);
@@ -229,6 +194,7 @@ START_TEST(unknown_tag_is_skipped_and_parsing_goes_on)
     ck_assert_int_eq(r.r[2].kind, HPROF_CMD_COMMAND);
     ck_assert_uint_eq(r.r[2].command.tag, HPROF_CMD_DUMP_TRACES);
     ck_assert_uint_eq(r.r[2].command.serial, 79);
+    bytes_free(&s);
 }
 END_TEST
 
@@ -236,19 +202,19 @@ START_TEST(short_bodies_are_errors)
 {
     struct bytes s = {0};
     put_header(&s, HPROF_CMD_ALLOC_SITES, 1, 5); /* needs 6 */
-    put(&s, "\0\0\0\0\0", 5);
+    bytes_put(&s, "\0\0\0\0\0", 5);
     put_header(&s, HPROF_CMD_CPU_SAMPLES, 2, 0);
     put_header(&s, HPROF_CMD_CONTROL, 3, 1);
-    put_u1(&s, 0);
+    bytes_u1(&s, 0);
     put_header(&s, HPROF_CMD_CONTROL, 4, 5); /* cpu on needs an id of 4 or 8 bytes */
-    put_u2(&s, HPROF_CTL_CPU_SAMPLING_ON);
-    put(&s, "\0\0\0", 3);
+    bytes_u2(&s, HPROF_CTL_CPU_SAMPLING_ON);
+    bytes_put(&s, "\0\0\0", 3);
     put_header(&s, HPROF_CMD_CONTROL, 5, 3); /* depth needs 2 or 4 bytes */
-    put_u2(&s, HPROF_CTL_SET_DEPTH);
-    put_u1(&s, 9);
+    bytes_u2(&s, HPROF_CTL_SET_DEPTH);
+    bytes_u1(&s, 9);
     put_header(&s, HPROF_CMD_HEAP_SUMMARY, 6, 0);
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, 6);
     for (int i = 0; i < 5; i++) {
         ck_assert_int_eq(r.r[i].kind, HPROF_CMD_ERROR);
@@ -257,6 +223,7 @@ START_TEST(short_bodies_are_errors)
     }
     ck_assert_int_eq(r.r[5].kind, HPROF_CMD_COMMAND);
     ck_assert_uint_eq(r.r[5].command.tag, HPROF_CMD_HEAP_SUMMARY);
+    bytes_free(&s);
 }
 END_TEST
 
@@ -264,20 +231,20 @@ START_TEST(long_bodies_use_their_first_bytes)
 {
     struct bytes s = {0};
     put_header(&s, HPROF_CMD_ALLOC_SITES, 1, 100);
-    put_u2(&s, 0xFFFF); /* unknown flag bits are cleared */
-    put_float(&s, 0.125f);
+    bytes_u2(&s, 0xFFFF); /* unknown flag bits are cleared */
+    bytes_f4(&s, 0.125f);
     for (int i = 0; i < 94; i++)
-        put_u1(&s, 0xAB);
+        bytes_u1(&s, 0xAB);
     put_header(&s, HPROF_CMD_FORCE_GC, 2, 3); /* extra bytes on a command without a body */
-    put(&s, "xyz", 3);
+    bytes_put(&s, "xyz", 3);
     put_header(&s, HPROF_CMD_CONTROL, 3, 6); /* u4 depth, u4 thread id */
-    put_u2(&s, HPROF_CTL_SET_DEPTH);
-    put_u4(&s, 1000);
+    bytes_u2(&s, HPROF_CTL_SET_DEPTH);
+    bytes_u4(&s, 1000);
     put_header(&s, HPROF_CMD_CONTROL, 4, 6);
-    put_u2(&s, HPROF_CTL_CPU_SAMPLING_OFF);
-    put_u4(&s, 0xDEADBEEF);
+    bytes_u2(&s, HPROF_CTL_CPU_SAMPLING_OFF);
+    bytes_u4(&s, 0xDEADBEEF);
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(r.r[i].kind, HPROF_CMD_COMMAND);
@@ -287,6 +254,7 @@ START_TEST(long_bodies_use_their_first_bytes)
     ck_assert_uint_eq(r.r[1].command.tag, HPROF_CMD_FORCE_GC);
     ck_assert_uint_eq(r.r[2].command.depth, 1000);
     ck_assert_uint_eq(r.r[3].command.thread_id, 0xDEADBEEF);
+    bytes_free(&s);
 }
 END_TEST
 
@@ -296,24 +264,24 @@ START_TEST(bad_values_are_errors)
     float bad[] = {NAN, INFINITY, -INFINITY, -0.5f, 1.0001f};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         put_header(&s, i % 2 ? HPROF_CMD_CPU_SAMPLES : HPROF_CMD_ALLOC_SITES, (uint32_t)i, 6);
-        put_u2(&s, 0);
-        put_float(&s, bad[i]);
+        bytes_u2(&s, 0);
+        bytes_f4(&s, bad[i]);
     }
     put_header(&s, HPROF_CMD_CONTROL, 10, 2);
-    put_u2(&s, 7); /* no sub option 7 */
+    bytes_u2(&s, 7); /* no sub option 7 */
     put_header(&s, HPROF_CMD_CONTROL, 11, 2);
-    put_u2(&s, 0);
+    bytes_u2(&s, 0);
     put_header(&s, HPROF_CMD_CONTROL, 12, 4);
-    put_u2(&s, HPROF_CTL_SET_DEPTH);
-    put_u2(&s, 1025);
+    bytes_u2(&s, HPROF_CTL_SET_DEPTH);
+    bytes_u2(&s, 1025);
     put_header(&s, HPROF_CMD_CONTROL, 13, 6);
-    put_u2(&s, HPROF_CTL_SET_DEPTH);
-    put_u4(&s, 0xFFFFFFFF);
+    bytes_u2(&s, HPROF_CTL_SET_DEPTH);
+    bytes_u4(&s, 0xFFFFFFFF);
     put_header(&s, HPROF_CMD_ALLOC_SITES, 14, 6); /* -0.0 and 0 are fine */
-    put_u2(&s, 0);
-    put_float(&s, -0.0f);
+    bytes_u2(&s, 0);
+    bytes_f4(&s, -0.0f);
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, 10);
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(r.r[i].error, HPROF_CMD_ERR_BAD_CUTOFF);
@@ -323,6 +291,7 @@ START_TEST(bad_values_are_errors)
     ck_assert_int_eq(r.r[8].error, HPROF_CMD_ERR_BAD_DEPTH);
     ck_assert_int_eq(r.r[9].kind, HPROF_CMD_COMMAND);
     ck_assert_uint_eq(r.r[9].command.serial, 14);
+    bytes_free(&s);
 }
 END_TEST
 
@@ -333,11 +302,11 @@ START_TEST(huge_length_stops_parsing)
     struct results r;
     /* A body of exactly the limit is skipped; the command after it counts. */
     uint8_t *big = calloc(1, HPROF_CMD_HEADER_SIZE * 3 + HPROF_CMD_LENGTH_MAX);
-    memcpy(big, s.b, s.n);
+    memcpy(big, s.p, s.n);
     size_t n = s.n + HPROF_CMD_LENGTH_MAX;
     struct bytes t = {0};
     put_header(&t, HPROF_CMD_EXIT_VM, 2, 0);
-    memcpy(big + n, t.b, t.n);
+    memcpy(big + n, t.p, t.n);
     n += t.n;
     parse_all(big, n, 0, &r);
     ck_assert_uint_eq(r.n, 2);
@@ -350,7 +319,7 @@ START_TEST(huge_length_stops_parsing)
     struct bytes u = {0};
     put_header(&u, HPROF_CMD_DUMP_HEAP, 3, HPROF_CMD_LENGTH_MAX + 1);
     put_header(&u, HPROF_CMD_EXIT_VM, 4, 0); /* never seen */
-    parse_every_way(u.b, u.n, &r);
+    parse_every_way(u.p, u.n, &r);
     ck_assert_uint_eq(r.n, 2);
     ck_assert_int_eq(r.r[0].kind, HPROF_CMD_ERROR);
     ck_assert_int_eq(r.r[0].error, HPROF_CMD_ERR_TOO_LONG);
@@ -360,9 +329,13 @@ START_TEST(huge_length_stops_parsing)
 
     struct bytes v = {0};
     put_header(&v, 0x99, 5, 0xFFFFFFFF);
-    parse_every_way(v.b, v.n, &r);
+    parse_every_way(v.p, v.n, &r);
     ck_assert_uint_eq(r.n, 1);
     ck_assert_int_eq(r.r[0].error, HPROF_CMD_ERR_TOO_LONG);
+    bytes_free(&s);
+    bytes_free(&t);
+    bytes_free(&u);
+    bytes_free(&v);
 }
 END_TEST
 
@@ -370,10 +343,10 @@ START_TEST(eof_ends_at_its_tag)
 {
     struct bytes s = {0};
     put_header(&s, HPROF_CMD_FORCE_GC, 1, 0);
-    put_u1(&s, HPROF_CMD_EOF);
+    bytes_u1(&s, HPROF_CMD_EOF);
     put_header(&s, HPROF_CMD_EXIT_VM, 2, 0); /* after EOF: ignored */
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, 2);
     ck_assert_int_eq(r.r[0].kind, HPROF_CMD_COMMAND);
     ck_assert_int_eq(r.r[1].kind, HPROF_CMD_END);
@@ -382,12 +355,14 @@ START_TEST(eof_ends_at_its_tag)
     /* 0xFF inside a header or body is data, not EOF. */
     struct bytes t = {0};
     put_header(&t, HPROF_CMD_ALLOC_SITES, 0xFFFFFFFF, 6);
-    put_u2(&t, 0xFF);
-    put_float(&t, 0.0f);
-    parse_every_way(t.b, t.n, &r);
+    bytes_u2(&t, 0xFF);
+    bytes_f4(&t, 0.0f);
+    parse_every_way(t.p, t.n, &r);
     ck_assert_uint_eq(r.n, 1);
     ck_assert_int_eq(r.r[0].kind, HPROF_CMD_COMMAND);
     ck_assert_uint_eq(r.r[0].command.serial, 0xFFFFFFFF);
+    bytes_free(&s);
+    bytes_free(&t);
 }
 END_TEST
 
@@ -396,9 +371,9 @@ START_TEST(stream_ending_inside_a_command)
     struct bytes s = {0};
     put_header(&s, HPROF_CMD_HEAP_SUMMARY, 1, 0);
     put_header(&s, HPROF_CMD_ALLOC_SITES, 2, 6);
-    put_u2(&s, 0);
+    bytes_u2(&s, 0);
     struct results r;
-    parse_every_way(s.b, s.n, &r);
+    parse_every_way(s.p, s.n, &r);
     ck_assert_uint_eq(r.n, 2);
     ck_assert_int_eq(r.r[0].kind, HPROF_CMD_COMMAND);
     ck_assert(r.finished_inside);
@@ -407,13 +382,14 @@ START_TEST(stream_ending_inside_a_command)
     ck_assert_uint_eq(r.r[1].command.serial, 2);
 
     /* Inside a header. */
-    parse_every_way(s.b, 13, &r);
+    parse_every_way(s.p, 13, &r);
     ck_assert_uint_eq(r.n, 2);
     ck_assert_int_eq(r.r[1].error, HPROF_CMD_ERR_TRUNCATED);
     /* At a command boundary: nothing to report. */
-    parse_every_way(s.b, 9, &r);
+    parse_every_way(s.p, 9, &r);
     ck_assert_uint_eq(r.n, 1);
     ck_assert(!r.finished_inside);
+    bytes_free(&s);
 }
 END_TEST
 

@@ -1,5 +1,6 @@
 /* Unit tests of the pure parts of cpu=samples: the trace -> count table, the thread states
  * that can use the CPU, and the CPU credit that turns CPU time into samples. */
+#include "check_helpers.h"
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -386,9 +387,5 @@ int main(void)
     tcase_add_test(tc, ring_holds_back_at_an_unpublished_record);
     tcase_add_test(tc, ring_many_producers_one_consumer);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -1,15 +1,14 @@
 /* Unit tests of heap=dump's pure parts: JVMTI field index -> INSTANCE DUMP slot layouts, the
- * object-array size rule, the id map of the heap walk, and the spool that holds a dump back. */
+ * object-array size rule and the id map of the heap walk (the ascii writer holds a dump back
+ * itself: test_writer.c). */
 #include "check_helpers.h"
 #include <check.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heap_layout.h"
-#include "heap_spool.h"
 #include "idmap.h"
 
 static struct layout_field F(const char *name, enum hprof_basic_type t, bool is_static) {
@@ -161,105 +160,6 @@ START_TEST(idmap_take_keeps_colliding_chains)
 }
 END_TEST
 
-/* ---- spool --------------------------------------------------------------------------- */
-
-struct replayed {
-    char log[4096];
-    size_t len;
-};
-
-static void logf_(struct replayed *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(struct replayed *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    r->len += (size_t)vsnprintf(r->log + r->len, sizeof r->log - r->len, fmt, ap);
-    va_end(ap);
-}
-
-static void rp_root(void *ctx, const struct hprof_root *x)
-{
-    logf_(ctx, "R%x:%llx:%u:%d:%u;", (unsigned)x->kind, (unsigned long long)x->object,
-          x->thread_serial, (int)x->frame_depth, x->trace_serial);
-}
-
-static void rp_instance(void *ctx, uint32_t cls, hprof_id id, uint64_t size, uint32_t n,
-                        const union hprof_value *v)
-{
-    logf_(ctx, "I%u:%llx:%llu:%u", cls, (unsigned long long)id, (unsigned long long)size, n);
-    for (uint32_t i = 0; i < n; i++)
-        logf_(ctx, ":%llx", (unsigned long long)v[i].j);
-    logf_(ctx, ";");
-}
-
-static void rp_obj_array(void *ctx, uint32_t cls, hprof_id id, uint64_t size, uint32_t n,
-                         const hprof_id *e)
-{
-    logf_(ctx, "A%u:%llx:%llu:%u", cls, (unsigned long long)id, (unsigned long long)size, n);
-    for (uint32_t i = 0; i < n; i++)
-        logf_(ctx, ":%llx", (unsigned long long)e[i]);
-    logf_(ctx, ";");
-}
-
-static void rp_prim_array(void *ctx, hprof_id id, enum hprof_basic_type t, uint64_t size,
-                          uint32_t n, const void *e)
-{
-    logf_(ctx, "P%d:%llx:%llu:%u", (int)t, (unsigned long long)id, (unsigned long long)size, n);
-    const uint8_t *b = e;
-    for (uint32_t i = 0; i < n * hprof_type_size(t); i++)
-        logf_(ctx, ":%02x", b[i]);
-    logf_(ctx, ";");
-}
-
-START_TEST(spool_replays_every_record_in_order)
-{
-    struct heap_spool *s = spool_open();
-    ck_assert_ptr_nonnull(s);
-    struct hprof_root r = {.kind = HPROF_ROOT_JAVA_FRAME,
-                           .object = 0x8000000712345678ull,
-                           .thread_serial = 3,
-                           .frame_depth = -1,
-                           .trace_serial = 9};
-    spool_root(s, &r);
-    union hprof_value v[3];
-    memset(v, 0, sizeof v);
-    v[0].i = -2;
-    v[1].obj = 0xABCDEF;
-    v[2].d = 1.5;
-    spool_instance(s, 42, 0x10, 24, 3, v);
-    spool_instance(s, 43, 0x11, 16, 0, NULL);
-    hprof_id elems[2] = {0x10, 0};
-    spool_obj_array(s, 7, 0x12, 32, 2, elems);
-    int16_t shorts[3] = {1, -1, 256};
-    spool_prim_array(s, 0x13, HPROF_TYPE_SHORT, 24, 3, shorts);
-    spool_prim_array(s, 0x14, HPROF_TYPE_INT, 16, 0, NULL);
-    ck_assert(!spool_failed(s));
-    struct replayed got = {0};
-    const struct spool_reader reader = {&got, rp_root, rp_instance, rp_obj_array, rp_prim_array};
-    ck_assert_int_eq(spool_replay(s, &reader), 0);
-    ck_assert_str_eq(got.log, "R3:8000000712345678:3:-1:9;"
-                              "I42:10:24:3:fffffffe:abcdef:3ff8000000000000;"
-                              "I43:11:16:0;"
-                              "A7:12:32:2:10:0;"
-                              "P9:13:24:3:01:00:ff:ff:00:01;"
-                              "P10:14:16:0;");
-    spool_close(s);
-}
-END_TEST
-
-START_TEST(spool_of_nothing_replays_nothing)
-{
-    struct heap_spool *s = spool_open();
-    ck_assert_ptr_nonnull(s);
-    struct replayed got = {0};
-    const struct spool_reader reader = {&got, rp_root, rp_instance, rp_obj_array, rp_prim_array};
-    ck_assert_int_eq(spool_replay(s, &reader), 0);
-    ck_assert_uint_eq(got.len, 0);
-    spool_close(s);
-    spool_close(NULL);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("heap-dump");
@@ -271,8 +171,6 @@ int main(void)
     tcase_add_test(t, array_rule_is_found_back);
     tcase_add_test(t, idmap_put_get_take_many);
     tcase_add_test(t, idmap_take_keeps_colliding_chains);
-    tcase_add_test(t, spool_replays_every_record_in_order);
-    tcase_add_test(t, spool_of_nothing_replays_nothing);
     suite_add_tcase(s, t);
     return run_suite(s);
 }

@@ -2,6 +2,8 @@
  * Unit tests of tools/hprof-read: HPROF files crafted byte by byte, one per violation class,
  * parsed in-process (plain file, pipe, gzip members) and through the command-line entry point.
  */
+#include "bytes.h"
+#include "check_helpers.h"
 #include "hprof_parse.h"
 
 #include <check.h>
@@ -19,67 +21,24 @@
 int hprof_read_main(int argc, char **argv, FILE *out, FILE *err);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Byte builder                                                                               */
+/* HPROF records, on the tests' byte builder (bytes.h)                                         */
 
-struct b {
-    uint8_t *p;
-    size_t n, cap;
-    unsigned id;
-};
-
-static void put(struct b *b, const void *d, size_t n)
+static void header(struct bytes *b, const char *version, uint32_t idsize)
 {
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 1024;
-        b->p = realloc(b->p, b->cap);
-        ck_assert_ptr_nonnull(b->p);
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-static void u1(struct b *b, unsigned v)
-{
-    uint8_t x = (uint8_t)v;
-    put(b, &x, 1);
-}
-static void u2(struct b *b, unsigned v)
-{
-    u1(b, v >> 8);
-    u1(b, v);
-}
-static void u4(struct b *b, uint32_t v)
-{
-    u2(b, v >> 16);
-    u2(b, v & 0xffff);
-}
-static void u8(struct b *b, uint64_t v)
-{
-    u4(b, (uint32_t)(v >> 32));
-    u4(b, (uint32_t)v);
-}
-static void id(struct b *b, uint64_t v)
-{
-    if (b->id == 8)
-        u8(b, v);
-    else
-        u4(b, (uint32_t)v);
-}
-static void header(struct b *b, const char *version, uint32_t idsize)
-{
-    put(b, version, strlen(version) + 1);
-    u4(b, idsize);
-    u8(b, 1700000000123ull);
+    bytes_put(b, version, strlen(version) + 1);
+    bytes_u4(b, idsize);
+    bytes_u8(b, 1700000000123ull);
 }
 /* Start a record; returns where its length goes (patched by end()) */
-static size_t rec(struct b *b, unsigned tag)
+static size_t rec(struct bytes *b, unsigned tag)
 {
-    u1(b, tag);
-    u4(b, 0);
+    bytes_u1(b, tag);
+    bytes_u4(b, 0);
     size_t at = b->n;
-    u4(b, 0);
+    bytes_u4(b, 0);
     return at;
 }
-static void end(struct b *b, size_t at)
+static void end(struct bytes *b, size_t at)
 {
     uint32_t len = (uint32_t)(b->n - at - 4);
     uint8_t *q = b->p + at;
@@ -88,81 +47,82 @@ static void end(struct b *b, size_t at)
     q[2] = (uint8_t)(len >> 8);
     q[3] = (uint8_t)len;
 }
-static void string(struct b *b, uint64_t sid, const char *s)
+static void string(struct bytes *b, uint64_t sid, const char *s)
 {
     size_t r = rec(b, 0x01);
-    id(b, sid);
-    put(b, s, strlen(s));
+    bytes_id(b, sid);
+    bytes_put(b, s, strlen(s));
     end(b, r);
 }
-static void load_class(struct b *b, uint32_t serial, uint64_t cid, uint32_t trace, uint64_t name)
+static void load_class(struct bytes *b, uint32_t serial, uint64_t cid, uint32_t trace,
+                       uint64_t name)
 {
     size_t r = rec(b, 0x02);
-    u4(b, serial);
-    id(b, cid);
-    u4(b, trace);
-    id(b, name);
+    bytes_u4(b, serial);
+    bytes_id(b, cid);
+    bytes_u4(b, trace);
+    bytes_id(b, name);
     end(b, r);
 }
-static void frame(struct b *b, uint64_t fid, uint64_t m, uint64_t sig, uint64_t src, uint32_t cls,
-                  int32_t line)
+static void frame(struct bytes *b, uint64_t fid, uint64_t m, uint64_t sig, uint64_t src,
+                  uint32_t cls, int32_t line)
 {
     size_t r = rec(b, 0x04);
-    id(b, fid);
-    id(b, m);
-    id(b, sig);
-    id(b, src);
-    u4(b, cls);
-    u4(b, (uint32_t)line);
+    bytes_id(b, fid);
+    bytes_id(b, m);
+    bytes_id(b, sig);
+    bytes_id(b, src);
+    bytes_u4(b, cls);
+    bytes_u4(b, (uint32_t)line);
     end(b, r);
 }
-static void trace(struct b *b, uint32_t serial, uint32_t thread, int n, const uint64_t *frames)
+static void trace(struct bytes *b, uint32_t serial, uint32_t thread, int n, const uint64_t *frames)
 {
     size_t r = rec(b, 0x05);
-    u4(b, serial);
-    u4(b, thread);
-    u4(b, (uint32_t)n);
+    bytes_u4(b, serial);
+    bytes_u4(b, thread);
+    bytes_u4(b, (uint32_t)n);
     for (int i = 0; i < n; i++)
-        id(b, frames[i]);
+        bytes_id(b, frames[i]);
     end(b, r);
 }
-static void start_thread(struct b *b)
+static void start_thread(struct bytes *b)
 {
     size_t r = rec(b, 0x0A);
-    u4(b, 1);
-    id(b, 0x9000);
-    u4(b, 1);
-    id(b, 9);
-    id(b, 10);
-    id(b, 0);
+    bytes_u4(b, 1);
+    bytes_id(b, 0x9000);
+    bytes_u4(b, 1);
+    bytes_id(b, 9);
+    bytes_id(b, 10);
+    bytes_id(b, 0);
     end(b, r);
 }
-static void class_dump_head(struct b *b, uint64_t cid, uint64_t super)
+static void class_dump_head(struct bytes *b, uint64_t cid, uint64_t super)
 {
-    u1(b, 0x20);
-    id(b, cid);
-    u4(b, 1);
-    id(b, super);
-    id(b, 0); /* loader */
-    id(b, 0); /* signers */
-    id(b, 0); /* domain */
-    id(b, 0);
-    id(b, 0);
-    u4(b, 0);
-    u2(b, 0); /* constant pool */
+    bytes_u1(b, 0x20);
+    bytes_id(b, cid);
+    bytes_u4(b, 1);
+    bytes_id(b, super);
+    bytes_id(b, 0); /* loader */
+    bytes_id(b, 0); /* signers */
+    bytes_id(b, 0); /* domain */
+    bytes_id(b, 0);
+    bytes_id(b, 0);
+    bytes_u4(b, 0);
+    bytes_u2(b, 0); /* constant pool */
 }
-static void instance(struct b *b, uint64_t oid, uint32_t tr, uint64_t cid, uint32_t value,
+static void instance(struct bytes *b, uint64_t oid, uint32_t tr, uint64_t cid, uint32_t value,
                      uint64_t next, unsigned extra)
 {
-    u1(b, 0x21);
-    id(b, oid);
-    u4(b, tr);
-    id(b, cid);
-    u4(b, 4 + b->id + extra);
-    u4(b, value);
-    id(b, next);
+    bytes_u1(b, 0x21);
+    bytes_id(b, oid);
+    bytes_u4(b, tr);
+    bytes_id(b, cid);
+    bytes_u4(b, 4 + b->id_size + extra);
+    bytes_u4(b, value);
+    bytes_id(b, next);
     for (unsigned i = 0; i < extra; i++)
-        u1(b, 0);
+        bytes_u1(b, 0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -222,17 +182,17 @@ enum {
     PCHAR = 0x6100,
 };
 
-static void unload_class(struct b *b, uint32_t serial)
+static void unload_class(struct bytes *b, uint32_t serial)
 {
     size_t r = rec(b, 0x03);
-    u4(b, serial);
+    bytes_u4(b, serial);
     end(b, r);
 }
 
-static void build(struct b *b, enum variant v, unsigned idsize)
+static void build(struct bytes *b, enum variant v, unsigned idsize)
 {
     memset(b, 0, sizeof *b);
-    b->id = idsize;
+    b->id_size = idsize;
     if (v == V_BAD_HEADER)
         header(b, "JAVA PROFILE 9.9", idsize);
     else if (v == V_BAD_IDSIZE)
@@ -256,18 +216,18 @@ static void build(struct b *b, enum variant v, unsigned idsize)
         string(b, i, names[i]);
     if (v == V_UNKNOWN_TAG) {
         size_t r = rec(b, 0x42);
-        u4(b, 7);
+        bytes_u4(b, 7);
         end(b, r);
     }
     if (v != V_LOAD_CLASS_FWD_TRACE && v != V_LOAD_CLASS_NO_TRACE)
         trace(b, 1, 0, 0, NULL);
     if (v == V_BAD_LENGTH) {
         size_t r = rec(b, 0x02);
-        u4(b, 1);
-        id(b, OBJ_CLS);
-        u4(b, 1);
-        id(b, 1);
-        u1(b, 0); /* one byte too many */
+        bytes_u4(b, 1);
+        bytes_id(b, OBJ_CLS);
+        bytes_u4(b, 1);
+        bytes_id(b, 1);
+        bytes_u1(b, 0); /* one byte too many */
         end(b, r);
     } else {
         load_class(b, v == V_ZERO_SERIAL ? 0 : 1, OBJ_CLS, v == V_LOAD_CLASS_NO_TRACE ? 77 : 1, 1);
@@ -291,33 +251,33 @@ static void build(struct b *b, enum variant v, unsigned idsize)
     trace(b, 4, 1, 1, f4);
     {
         size_t r = rec(b, 0x0E); /* CONTROL SETTINGS */
-        u4(b, 3);
-        u2(b, 4);
+        bytes_u4(b, 3);
+        bytes_u2(b, 4);
         end(b, r);
     }
     {
         size_t r = rec(b, 0x06); /* ALLOC SITES */
-        u2(b, 0);
-        u4(b, 0);
-        u4(b, 100);
-        u4(b, 3);
-        u8(b, 200);
-        u8(b, 6);
-        u4(b, v == V_ALLOC_LENGTH ? 3 : 2);
-        u1(b, 2);
-        u4(b, 3);
-        u4(b, 3);
-        u4(b, 36);
-        u4(b, 1);
-        u4(b, 72);
-        u4(b, 2);
-        u1(b, 0);
-        u4(b, 2);
-        u4(b, v == V_TRACE_ZERO ? 0 : 2);
-        u4(b, 64);
-        u4(b, 2);
-        u4(b, 128);
-        u4(b, 4);
+        bytes_u2(b, 0);
+        bytes_u4(b, 0);
+        bytes_u4(b, 100);
+        bytes_u4(b, 3);
+        bytes_u8(b, 200);
+        bytes_u8(b, 6);
+        bytes_u4(b, v == V_ALLOC_LENGTH ? 3 : 2);
+        bytes_u1(b, 2);
+        bytes_u4(b, 3);
+        bytes_u4(b, 3);
+        bytes_u4(b, 36);
+        bytes_u4(b, 1);
+        bytes_u4(b, 72);
+        bytes_u4(b, 2);
+        bytes_u1(b, 0);
+        bytes_u4(b, 2);
+        bytes_u4(b, v == V_TRACE_ZERO ? 0 : 2);
+        bytes_u4(b, 64);
+        bytes_u4(b, 2);
+        bytes_u4(b, 128);
+        bytes_u4(b, 4);
         end(b, r);
     }
     if (v == V_ZERO_LENGTH) {
@@ -326,22 +286,22 @@ static void build(struct b *b, enum variant v, unsigned idsize)
     }
     {
         size_t r = rec(b, 0x07); /* HEAP SUMMARY */
-        u4(b, 100);
-        u4(b, 3);
-        u8(b, 200);
-        u8(b, 6);
+        bytes_u4(b, 100);
+        bytes_u4(b, 3);
+        bytes_u8(b, 200);
+        bytes_u8(b, 6);
         end(b, r);
     }
     {
         size_t r = rec(b, 0x0D); /* CPU SAMPLES */
-        u4(b, 12);
-        u4(b, 3);
-        u4(b, 3);
-        u4(b, 2);
-        u4(b, 7);
-        u4(b, v == V_UNDEF_TRACE ? 9 : 3);
-        u4(b, 2);
-        u4(b, 4);
+        bytes_u4(b, 12);
+        bytes_u4(b, 3);
+        bytes_u4(b, 3);
+        bytes_u4(b, 2);
+        bytes_u4(b, 7);
+        bytes_u4(b, v == V_UNDEF_TRACE ? 9 : 3);
+        bytes_u4(b, 2);
+        bytes_u4(b, 4);
         end(b, r);
     }
 
@@ -349,70 +309,70 @@ static void build(struct b *b, enum variant v, unsigned idsize)
         start_thread(b);
 
     /* heap dump: segment 1 = classes and roots (block c), segment 2 = objects (block o) */
-    struct b c = {.id = idsize}, o = {.id = idsize}, foo = {.id = idsize};
+    struct bytes c = {.id_size = idsize}, o = {.id_size = idsize}, foo = {.id_size = idsize};
     class_dump_head(&c, OBJ_CLS, 0);
-    u2(&c, 0);
-    u2(&c, 0);
+    bytes_u2(&c, 0);
+    bytes_u2(&c, 0);
     class_dump_head(&foo, FOO_CLS, OBJ_CLS);
-    u2(&foo, 2); /* statics */
-    id(&foo, 11);
-    u1(&foo, 10);
-    u4(&foo, 5);
-    id(&foo, 8);
-    u1(&foo, 2);
-    id(&foo, I1);
-    u2(&foo, 2); /* instance fields */
-    id(&foo, 7);
-    u1(&foo, 10);
-    id(&foo, v == V_UNDEF_FIELD_NAME ? 98 : 8);
-    u1(&foo, 2);
+    bytes_u2(&foo, 2); /* statics */
+    bytes_id(&foo, 11);
+    bytes_u1(&foo, 10);
+    bytes_u4(&foo, 5);
+    bytes_id(&foo, 8);
+    bytes_u1(&foo, 2);
+    bytes_id(&foo, I1);
+    bytes_u2(&foo, 2); /* instance fields */
+    bytes_id(&foo, 7);
+    bytes_u1(&foo, 10);
+    bytes_id(&foo, v == V_UNDEF_FIELD_NAME ? 98 : 8);
+    bytes_u1(&foo, 2);
     if (v == V_OUT_OF_ORDER) { /* subclass before its superclass */
-        struct b t = {.id = idsize};
-        put(&t, foo.p, foo.n);
-        put(&t, c.p, c.n);
+        struct bytes t = {.id_size = idsize};
+        bytes_put(&t, foo.p, foo.n);
+        bytes_put(&t, c.p, c.n);
         free(c.p);
         c = t;
     } else {
-        put(&c, foo.p, foo.n);
+        bytes_put(&c, foo.p, foo.n);
     }
     free(foo.p);
     class_dump_head(&c, ARR_CLS, OBJ_CLS);
-    u2(&c, 0);
-    u2(&c, 0);
+    bytes_u2(&c, 0);
+    bytes_u2(&c, 0);
     if (v == V_NO_LOAD_CLASS) {
         class_dump_head(&c, 0x7000, OBJ_CLS);
-        u2(&c, 0);
-        u2(&c, 0);
+        bytes_u2(&c, 0);
+        bytes_u2(&c, 0);
     }
-    u1(&c, 0x08); /* THREAD OBJECT */
-    id(&c, THR);
-    u4(&c, 1);
-    u4(&c, 2);
-    u1(&c, 0x03); /* JAVA FRAME */
-    id(&c, I1);
-    u4(&c, 1);
-    u4(&c, 0);
-    u1(&c, 0x01); /* JNI GLOBAL */
-    id(&c, I1);
-    id(&c, 0xdead);
-    u1(&c, 0x05); /* STICKY CLASS */
-    id(&c, OBJ_CLS);
-    u1(&c, 0xFF); /* UNKNOWN */
-    id(&c, OARR);
-    u1(&c, 0x02); /* JNI LOCAL */
-    id(&c, OARR);
-    u4(&c, 1);
-    u4(&c, 0);
-    u1(&c, 0x04); /* NATIVE STACK */
-    id(&c, OARR);
-    u4(&c, v == V_UNDEF_THREAD ? 5 : 1);
-    u1(&c, 0x06); /* THREAD BLOCK */
-    id(&c, OARR);
-    u4(&c, 1);
-    u1(&c, 0x07); /* MONITOR USED */
-    id(&c, I1);
+    bytes_u1(&c, 0x08); /* THREAD OBJECT */
+    bytes_id(&c, THR);
+    bytes_u4(&c, 1);
+    bytes_u4(&c, 2);
+    bytes_u1(&c, 0x03); /* JAVA FRAME */
+    bytes_id(&c, I1);
+    bytes_u4(&c, 1);
+    bytes_u4(&c, 0);
+    bytes_u1(&c, 0x01); /* JNI GLOBAL */
+    bytes_id(&c, I1);
+    bytes_id(&c, 0xdead);
+    bytes_u1(&c, 0x05); /* STICKY CLASS */
+    bytes_id(&c, OBJ_CLS);
+    bytes_u1(&c, 0xFF); /* UNKNOWN */
+    bytes_id(&c, OARR);
+    bytes_u1(&c, 0x02); /* JNI LOCAL */
+    bytes_id(&c, OARR);
+    bytes_u4(&c, 1);
+    bytes_u4(&c, 0);
+    bytes_u1(&c, 0x04); /* NATIVE STACK */
+    bytes_id(&c, OARR);
+    bytes_u4(&c, v == V_UNDEF_THREAD ? 5 : 1);
+    bytes_u1(&c, 0x06); /* THREAD BLOCK */
+    bytes_id(&c, OARR);
+    bytes_u4(&c, 1);
+    bytes_u1(&c, 0x07); /* MONITOR USED */
+    bytes_id(&c, I1);
     if (v == V_BAD_SUBTAG)
-        u1(&c, 0x99);
+        bytes_u1(&c, 0x99);
 
     instance(&o, I1, v == V_HEAP_TRACE ? 9 : 2, FOO_CLS, 1, I2, 0);
     instance(&o, I2, 2, FOO_CLS, 2, 0, v == V_FIELD_SIZE ? 1 : 0);
@@ -421,61 +381,61 @@ static void build(struct b *b, enum variant v, unsigned idsize)
         instance(&o, I2, 2, FOO_CLS, 4, 0, 0);
     if (v == V_INSTANCE_NO_CLASS)
         instance(&o, 0x4300, 2, 0x8000, 3, 0, 0);
-    u1(&o, 0x22); /* OBJECT ARRAY */
-    id(&o, OARR);
-    u4(&o, 2);
-    u4(&o, 3);
-    id(&o, v == V_ARRAY_NO_CLASS ? 0x8100 : ARR_CLS);
-    id(&o, I1);
-    id(&o, 0);
-    id(&o, v == V_DANGLING ? 0x7777 : PINT);
-    u1(&o, 0x23); /* PRIMITIVE ARRAY int[4] */
-    id(&o, PINT);
-    u4(&o, 2);
-    u4(&o, 4);
-    u1(&o, v == V_BAD_PRIM_TYPE ? 2 : 10);
+    bytes_u1(&o, 0x22); /* OBJECT ARRAY */
+    bytes_id(&o, OARR);
+    bytes_u4(&o, 2);
+    bytes_u4(&o, 3);
+    bytes_id(&o, v == V_ARRAY_NO_CLASS ? 0x8100 : ARR_CLS);
+    bytes_id(&o, I1);
+    bytes_id(&o, 0);
+    bytes_id(&o, v == V_DANGLING ? 0x7777 : PINT);
+    bytes_u1(&o, 0x23); /* PRIMITIVE ARRAY int[4] */
+    bytes_id(&o, PINT);
+    bytes_u4(&o, 2);
+    bytes_u4(&o, 4);
+    bytes_u1(&o, v == V_BAD_PRIM_TYPE ? 2 : 10);
     for (int i = 0; i < 4; i++)
-        u4(&o, (uint32_t)i);
-    u1(&o, 0x23); /* char[3] */
-    id(&o, PCHAR);
-    u4(&o, 2);
-    u4(&o, 3);
-    u1(&o, 5);
-    u2(&o, 'a');
-    u2(&o, 'b');
-    u2(&o, 'c');
+        bytes_u4(&o, (uint32_t)i);
+    bytes_u1(&o, 0x23); /* char[3] */
+    bytes_id(&o, PCHAR);
+    bytes_u4(&o, 2);
+    bytes_u4(&o, 3);
+    bytes_u1(&o, 5);
+    bytes_u2(&o, 'a');
+    bytes_u2(&o, 'b');
+    bytes_u2(&o, 'c');
 
     size_t s1;
     if (v == V_OLD_HEAP_DUMP) {
         s1 = rec(b, 0x0C);
-        put(b, c.p, c.n);
-        put(b, o.p, o.n);
+        bytes_put(b, c.p, c.n);
+        bytes_put(b, o.p, o.n);
     } else if (v == V_OUT_OF_ORDER) { /* objects before classes */
         s1 = rec(b, 0x1C);
-        put(b, o.p, o.n);
+        bytes_put(b, o.p, o.n);
         end(b, s1);
         s1 = rec(b, 0x1C);
-        put(b, c.p, c.n);
+        bytes_put(b, c.p, c.n);
     } else {
         s1 = rec(b, 0x1C);
-        put(b, c.p, c.n);
+        bytes_put(b, c.p, c.n);
         if (v == V_STRADDLE) {
             /* the first part of an INSTANCE DUMP closes segment 1, the rest opens segment 2 */
-            u1(b, 0x21);
-            id(b, 0x4200);
+            bytes_u1(b, 0x21);
+            bytes_id(b, 0x4200);
             end(b, s1);
             s1 = rec(b, 0x1C);
-            u4(b, 1);
-            id(b, FOO_CLS);
-            u4(b, 4 + b->id);
-            u4(b, 0);
-            id(b, 0);
+            bytes_u4(b, 1);
+            bytes_id(b, FOO_CLS);
+            bytes_u4(b, 4 + b->id_size);
+            bytes_u4(b, 0);
+            bytes_id(b, 0);
         }
         end(b, s1);
         if (v == V_BETWEEN_SEGMENTS)
             string(b, 50, "between");
         s1 = rec(b, 0x1C);
-        put(b, o.p, o.n);
+        bytes_put(b, o.p, o.n);
     }
     free(c.p);
     free(o.p);
@@ -492,7 +452,7 @@ static void build(struct b *b, enum variant v, unsigned idsize)
         end(b, rec(b, 0x2C));
     {
         size_t r = rec(b, 0x0B); /* END THREAD */
-        u4(b, 1);
+        bytes_u4(b, 1);
         end(b, r);
     }
     if (v == V_UNLOAD_LATE || v == V_UNLOAD_TWICE)
@@ -537,7 +497,7 @@ static struct hprof_opts default_opts(void)
     return (struct hprof_opts){.top_n = 10, .max_reports = 0};
 }
 
-static void parse_buf(const struct b *b, const struct hprof_opts *o, struct hprof_summary *sum,
+static void parse_buf(const struct bytes *b, const struct hprof_opts *o, struct hprof_summary *sum,
                       struct seen *seen)
 {
     char *path = tmp_file(b->p, b->n);
@@ -592,7 +552,7 @@ static void parse_pipe(const void *data, size_t n, const struct hprof_opts *o,
 }
 
 /* gzip the data as `members` independent members, like HotSpot and our writer */
-static void gzip_members(const struct b *in, int members, struct b *out)
+static void gzip_members(const struct bytes *in, int members, struct bytes *out)
 {
     memset(out, 0, sizeof *out);
     size_t chunk = in->n / (size_t)members + 1;
@@ -608,7 +568,7 @@ static void gzip_members(const struct b *in, int members, struct b *out)
         z.next_out = buf;
         z.avail_out = (uInt)bound;
         ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
-        put(out, buf, bound - z.avail_out);
+        bytes_put(out, buf, bound - z.avail_out);
         deflateEnd(&z);
         free(buf);
     }
@@ -677,7 +637,7 @@ static void check_valid_summary(const struct hprof_summary *S, unsigned idsize, 
 START_TEST(valid_file)
 {
     unsigned idsize = _i ? 8 : 4;
-    struct b b;
+    struct bytes b;
     build(&b, V_OK, idsize);
     struct hprof_opts o = default_opts();
     struct hprof_summary S;
@@ -695,7 +655,7 @@ START_TEST(valid_file)
 
     /* and gzip, as 1 and as 3 independent members, from a file and from a pipe */
     for (int members = 1; members <= 3; members += 2) {
-        struct b z;
+        struct bytes z;
         gzip_members(&b, members, &z);
         parse_buf(&z, &o, &S, &seen);
         check_valid_summary(&S, idsize, false);
@@ -713,7 +673,7 @@ END_TEST
 
 START_TEST(old_heap_dump_record)
 {
-    struct b b;
+    struct bytes b;
     build(&b, V_OLD_HEAP_DUMP, 8);
     struct hprof_opts o = default_opts();
     struct hprof_summary S;
@@ -727,7 +687,7 @@ END_TEST
 
 START_TEST(out_of_order_classes)
 {
-    struct b b;
+    struct bytes b;
     build(&b, V_OUT_OF_ORDER, 8);
     struct hprof_opts o = default_opts();
     struct hprof_summary S;
@@ -819,7 +779,7 @@ START_TEST(violations)
     o.strict_threads = c->strict_threads;
     o.allow_dangling = c->allow_dangling;
     for (unsigned idsize = 4; idsize <= 8; idsize += 4) {
-        struct b b;
+        struct bytes b;
         build(&b, c->v, idsize);
         struct hprof_summary S;
         struct seen seen;
@@ -837,7 +797,7 @@ END_TEST
 /* Offsets in the messages point at the offending record */
 START_TEST(violation_offsets)
 {
-    struct b b;
+    struct bytes b;
     build(&b, V_UNKNOWN_TAG, 8);
     /* the unknown record follows the header (31 bytes) and 13 STRING records */
     size_t at = 0, off = 31;
@@ -861,11 +821,11 @@ END_TEST
 START_TEST(truncated_record_length)
 {
     /* a record whose length runs past the end of a regular file is caught before reading */
-    struct b b;
+    struct bytes b;
     build(&b, V_OK, 8);
     size_t r = rec(&b, 0x01);
-    id(&b, 77);
-    put(&b, "abc", 3);
+    bytes_id(&b, 77);
+    bytes_put(&b, "abc", 3);
     end(&b, r);
     b.p[r + 3] = 0xff; /* length 255 + ... */
     struct hprof_opts o = default_opts();
@@ -886,14 +846,14 @@ END_TEST
 
 START_TEST(gzip_errors)
 {
-    struct b b, z;
+    struct bytes b, z;
     build(&b, V_OK, 8);
     gzip_members(&b, 2, &z);
     struct hprof_opts o = default_opts();
     struct hprof_summary S;
     struct seen seen;
     /* truncated compressed data */
-    struct b t = z;
+    struct bytes t = z;
     t.n = z.n - 20;
     parse_buf(&t, &o, &S, &seen);
     ck_assert_uint_gt(S.kind_counts[HK_GZIP], 0);
@@ -908,7 +868,7 @@ START_TEST(gzip_errors)
     /* garbage after the last member */
     z.p[z.n / 2] ^= 0x55;
     z.p[z.n / 2 + 1] ^= 0xaa;
-    put(&z, "garbage!", 8);
+    bytes_put(&z, "garbage!", 8);
     parse_buf(&z, &o, &S, &seen);
     ck_assert_uint_eq(S.kind_counts[HK_GZIP], 1);
     hprof_summary_free(&S);
@@ -922,9 +882,9 @@ END_TEST
 START_TEST(big_forward_references)
 {
     const uint32_t n = 1100000;
-    struct b b;
+    struct bytes b;
     memset(&b, 0, sizeof b);
-    b.id = 8;
+    b.id_size = 8;
     header(&b, "JAVA PROFILE 1.0.2", 8);
     string(&b, 1, "java/lang/Object");
     string(&b, 2, "[Ljava/lang/Object;");
@@ -933,26 +893,26 @@ START_TEST(big_forward_references)
     load_class(&b, 2, ARR_CLS, 1, 2);
     size_t s = rec(&b, 0x1C);
     class_dump_head(&b, OBJ_CLS, 0);
-    u2(&b, 0);
-    u2(&b, 0);
+    bytes_u2(&b, 0);
+    bytes_u2(&b, 0);
     class_dump_head(&b, ARR_CLS, OBJ_CLS);
-    u2(&b, 0);
-    u2(&b, 0);
-    u1(&b, 0x22);
-    id(&b, 0x10);
-    u4(&b, 1);
-    u4(&b, n);
-    id(&b, ARR_CLS);
+    bytes_u2(&b, 0);
+    bytes_u2(&b, 0);
+    bytes_u1(&b, 0x22);
+    bytes_id(&b, 0x10);
+    bytes_u4(&b, 1);
+    bytes_u4(&b, n);
+    bytes_id(&b, ARR_CLS);
     for (uint32_t i = 0; i < n; i++) /* every 100000th target is never dumped; two refs each */
-        id(&b, 0x100000 + (uint64_t)(i % 1000000) * 8 + (i % 100000 == 7 ? 4 : 0));
+        bytes_id(&b, 0x100000 + (uint64_t)(i % 1000000) * 8 + (i % 100000 == 7 ? 4 : 0));
     end(&b, s);
     s = rec(&b, 0x1C);
     for (uint32_t i = 0; i < 1000000; i++) {
-        u1(&b, 0x23);
-        id(&b, 0x100000 + (uint64_t)i * 8);
-        u4(&b, 1);
-        u4(&b, 0);
-        u1(&b, 8);
+        bytes_u1(&b, 0x23);
+        bytes_id(&b, 0x100000 + (uint64_t)i * 8);
+        bytes_u4(&b, 1);
+        bytes_u4(&b, 0);
+        bytes_u1(&b, 8);
     }
     end(&b, s);
     end(&b, rec(&b, 0x2C));
@@ -1010,7 +970,7 @@ static int run_cli(char **out_text, int argc, ...)
 
 START_TEST(cli)
 {
-    struct b b;
+    struct bytes b;
     build(&b, V_OK, 8);
     char *ok = tmp_file(b.p, b.n);
     free(b.p);
@@ -1066,22 +1026,22 @@ START_TEST(json_strings)
 {
     /* class names with modified UTF-8 (C0 80 for NUL, a surrogate pair), quotes, controls, and
        bytes that are not UTF-8 (FF, an overlong C1 81) */
-    struct b b;
+    struct bytes b;
     memset(&b, 0, sizeof b);
-    b.id = 8;
+    b.id_size = 8;
     header(&b, "JAVA PROFILE 1.0.2", 8);
     string(&b, 1, "A\"\\\t\xC0\x80\xED\xA0\xBD\xED\xB8\x80\xC3\xA9\xFF\xC1\x81");
     trace(&b, 1, 0, 0, NULL);
     load_class(&b, 1, OBJ_CLS, 1, 1);
     size_t s = rec(&b, 0x1C);
     class_dump_head(&b, OBJ_CLS, 0);
-    u2(&b, 0);
-    u2(&b, 0);
-    u1(&b, 0x21);
-    id(&b, 0x10);
-    u4(&b, 1);
-    id(&b, OBJ_CLS);
-    u4(&b, 0);
+    bytes_u2(&b, 0);
+    bytes_u2(&b, 0);
+    bytes_u1(&b, 0x21);
+    bytes_id(&b, 0x10);
+    bytes_u4(&b, 1);
+    bytes_id(&b, OBJ_CLS);
+    bytes_u4(&b, 0);
     end(&b, s);
     end(&b, rec(&b, 0x2C));
     char *path = tmp_file(b.p, b.n);
@@ -1112,9 +1072,5 @@ int main(void)
     tcase_add_test(tc, cli);
     tcase_add_test(tc, json_strings);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -2,6 +2,7 @@
  * profile, the restrictions, each class of error, the help text and the output file name.
  * Run under ASan with leak detection, so every parse is followed by options_free and the
  * error paths are checked for leaks too. */
+#include "check_helpers.h"
 #include <check.h>
 #include <locale.h>
 #include <math.h>
@@ -908,9 +909,5 @@ static Suite *options_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(options_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(options_suite());
 }

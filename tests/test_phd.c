@@ -2,6 +2,7 @@
  * tools/phd-read (compiled in, as phd_read_main), and of phd-read itself on hand-made files:
  * every record kind, class cache, size codes, gaps both ways, many references, array lengths
  * at the size-code edges, hashes, and the rules a file can break. */
+#include "check_helpers.h"
 #include <check.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -111,13 +112,13 @@ static size_t finish(struct hprof_writer *w, uint8_t **data)
 static struct hprof_writer *begin_dump(bool classic)
 {
     struct hprof_writer *w = open_writer(classic);
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     return w;
 }
 
 static size_t end_dump(struct hprof_writer *w, uint8_t **data)
 {
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     return finish(w, data);
 }
 
@@ -312,9 +313,9 @@ START_TEST(every_shape)
     instance(w, ADDR_ID(0x7f0000000000 + 8 * 11), 3, "p.q.B", 0, none);
     nobj += 3;
     classes(w);
-    w->ops->heap_dump_end(w);
+    w->ops->heap_dump_end(w, NULL);
     /* a second dump is not written: one dump per file */
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     instance(w, ADDR_ID(0x9990), 2, "A", 0, none);
     uint8_t *d;
     size_t len = end_dump(w, &d);
@@ -433,12 +434,12 @@ START_TEST(close_inside_dump_ends_it)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    char err[256];
-    struct hprof_sink *s = sink_open_file(path, false, err, sizeof err);
+    struct hprof_sink *s = NULL;
+    sink_open_file(path, false, &s);
     ck_assert_ptr_nonnull(s);
     struct hprof_writer *w = writer_phd_new(s);
     w->ops->begin(w);
-    w->ops->heap_dump_begin(w, 0, 0);
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     classes(w);
     hprof_id none[1] = {0};
     instance(w, ADDR_ID(0x1000), 2, "A", 0, none);
@@ -706,9 +707,5 @@ static Suite *phd_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(phd_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(phd_suite());
 }

@@ -55,9 +55,9 @@ static const struct hprof_frame f_spin = {0x1003,  S_SPIN, S_SIG_SPIN, 0,   1, H
  * dump (3 Alloc, 2 int[]), 64 a second heap dump (1 Alloc) */
 static void write_profile(const char *path, bool binary, bool gzip, unsigned what)
 {
-    char err[256];
-    struct hprof_sink *s = sink_open_file(path, gzip, err, sizeof err);
-    ck_assert_msg(s != NULL, "%s", err);
+    struct hprof_sink *s = NULL;
+    struct hprof_error err = sink_open_file(path, gzip, &s);
+    ck_assert_msg(s != NULL, "%s", err.text);
     struct hprof_writer *w = binary ? writer_binary_new(s) : writer_ascii_new(s);
     w->ops->begin(w);
     for (unsigned i = 1; i < sizeof strs / sizeof *strs; i++)
@@ -103,7 +103,7 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
         w->ops->monitor_time(w, &(struct hprof_cost_report){40, 1, rows, 0});
     }
     if (what & 32) {
-        w->ops->heap_dump_begin(w, 5, 3 * 16 + 2 * 56);
+        w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){5, 3 * 16 + 2 * 56});
         w->ops->class_dump(
             w, &(struct hprof_class_dump){.class_id = 0x100, .trace_serial = 1, .name = "Alloc"});
         for (int i = 0; i < 3; i++)
@@ -120,10 +120,10 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
                                                                        .size = 56,
                                                                        .nelems = 10,
                                                                        .elems = vals});
-        w->ops->heap_dump_end(w);
+        w->ops->heap_dump_end(w, NULL);
     }
     if (what & 64) {
-        w->ops->heap_dump_begin(w, 1, 16);
+        w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 16});
         w->ops->class_dump(
             w, &(struct hprof_class_dump){.class_id = 0x100, .trace_serial = 1, .name = "Alloc"});
         w->ops->instance_dump(w, &(struct hprof_instance_dump){.object_id = 0x510,
@@ -131,7 +131,7 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
                                                                .class_id = 0x100,
                                                                .class_name = "Alloc",
                                                                .size = 16});
-        w->ops->heap_dump_end(w);
+        w->ops->heap_dump_end(w, NULL);
     }
     w->ops->close(w);
 }

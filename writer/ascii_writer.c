@@ -1,6 +1,7 @@
 /* hprof ascii output ("JAVA PROFILE 1.0.1" text), line shapes as spec/ascii-layout.md and
  * doc/formats.md. Serials arrive internal (from 1) and are shown with the historic bases:
  * thread 200000 + serial, trace 299999 + serial. Identifiers print as lower-case hex. */
+#include "ascii_dump_spool.h"
 #include "writer.h"
 #include "writer_internal.h"
 
@@ -62,6 +63,21 @@ static const char *now_date(struct hprof_writer *w, char *buf)
 }
 
 #define OUT(w, ...) sink_printf((w)->sink, __VA_ARGS__)
+
+/* The writer. A heap dump begun without its totals is held back (ascii_dump_spool.h): while
+ * it is, w->sink is the spool's file, so records are written there unchanged and
+ * writer_failed() sees the spool fail (the heap walk stops); out is the real output. */
+struct ascii_writer {
+    struct hprof_writer w;
+    struct hprof_sink *out;         /* the output while a dump is held back */
+    struct ascii_dump_spool *spool; /* the held-back dump, or NULL */
+    bool dropping;                  /* a dump that could not be held back: not written */
+};
+
+static struct ascii_writer *aw(struct hprof_writer *w)
+{
+    return (struct ascii_writer *)w;
+}
 
 /* ---- header, threads, traces --------------------------------------------------------- */
 
@@ -311,15 +327,45 @@ static void ascii_monitor_dump(struct hprof_writer *w, const struct hprof_monito
 
 /* ---- heap dump ----------------------------------------------------------------------- */
 
-static void ascii_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+static void heap_dump_header(struct hprof_writer *w, const struct hprof_heap_totals *t)
 {
     char date[WRITER_DATE_LEN];
-    OUT(w, "HEAP DUMP BEGIN (%" PRIu64 " objects, %" PRIu64 " bytes) %s\n", nobjects, nbytes,
+    OUT(w, "HEAP DUMP BEGIN (%" PRIu64 " objects, %" PRIu64 " bytes) %s\n", t->objects, t->bytes,
         now_date(w, date));
+}
+
+static void ascii_heap_dump_begin(struct hprof_writer *w, const struct hprof_heap_totals *totals)
+{
+    struct ascii_writer *a = aw(w);
+    if (a->spool || a->dropping)
+        return; /* one dump at a time */
+    if (totals) {
+        heap_dump_header(w, totals);
+        return;
+    }
+    struct hprof_error e = ascii_dump_spool_open(&a->spool);
+    if (hprof_failed(&e)) {
+        fprintf(stderr,
+                "HPROF ERROR: heap dump not written: it cannot be held back until its "
+                "totals are known: %s\n",
+                e.text);
+        a->dropping = true;
+        return;
+    }
+    a->out = w->sink;
+    w->sink = ascii_dump_spool_records(a->spool);
+}
+
+/* Dump records while a dump could not be held back go nowhere. */
+static bool dropped(struct hprof_writer *w)
+{
+    return aw(w)->dropping;
 }
 
 static void ascii_root(struct hprof_writer *w, const struct hprof_root *r)
 {
+    if (dropped(w))
+        return;
     uint64_t id = r->object;
     switch (r->kind) {
     case HPROF_ROOT_THREAD_OBJECT:
@@ -360,7 +406,7 @@ static void ascii_root(struct hprof_writer *w, const struct hprof_root *r)
     }
 }
 
-static void ascii_class_dump(struct hprof_writer *w, const struct hprof_class_dump *c)
+static void class_dump_text(struct hprof_writer *w, const struct hprof_class_dump *c)
 {
     OUT(w, "CLS %" PRIx64 " (name=%s, trace=%llu)\n", c->class_id,
         str_or(c->name, "<Unknown Class>"), trace_no(c->trace_serial));
@@ -384,8 +430,26 @@ static void ascii_class_dump(struct hprof_writer *w, const struct hprof_class_du
     }
 }
 
+/* Held back, CLASS DUMPs go to the spool's class text, written before the records. */
+static void ascii_class_dump(struct hprof_writer *w, const struct hprof_class_dump *c)
+{
+    struct ascii_writer *a = aw(w);
+    if (dropped(w))
+        return;
+    if (!a->spool) {
+        class_dump_text(w, c);
+        return;
+    }
+    struct hprof_sink *records = w->sink;
+    w->sink = ascii_dump_spool_classes(a->spool);
+    class_dump_text(w, c);
+    w->sink = records;
+}
+
 static void ascii_instance_dump(struct hprof_writer *w, const struct hprof_instance_dump *o)
 {
+    if (dropped(w))
+        return;
     OUT(w, "OBJ %" PRIx64 " (sz=%u, trace=%llu, class=%s@%" PRIx64 ")\n", o->object_id, o->size,
         trace_no(o->trace_serial), str_or(o->class_name, "<Unknown Class>"), o->class_id);
     for (size_t i = 0; i < o->nvalues; i++) {
@@ -399,6 +463,8 @@ static void ascii_instance_dump(struct hprof_writer *w, const struct hprof_insta
 
 static void ascii_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
 {
+    if (dropped(w))
+        return;
     OUT(w, "ARR %" PRIx64 " (sz=%u, trace=%llu, nelems=%u, elem type=%s@%" PRIx64 ")\n",
         a->array_id, a->size, trace_no(a->trace_serial), a->nelems,
         str_or(a->class_name, "<Unknown Class>"), a->class_id);
@@ -409,13 +475,44 @@ static void ascii_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_
 
 static void ascii_prim_array_dump(struct hprof_writer *w, const struct hprof_prim_array_dump *a)
 {
+    if (dropped(w))
+        return;
     OUT(w, "ARR %" PRIx64 " (sz=%u, trace=%llu, nelems=%u, elem type=%s[])\n", a->array_id, a->size,
         trace_no(a->trace_serial), a->nelems, str_or(hprof_type_name(a->elem_type), "?"));
 }
 
-static void ascii_heap_dump_end(struct hprof_writer *w)
+/* Ends a held-back dump: totals NULL drops it (abandoned), else the header with the totals,
+ * the classes, the records, the end. */
+static void release_held_dump(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
-    OUT(w, "HEAP DUMP END\n");
+    struct ascii_writer *a = aw(w);
+    w->sink = a->out;
+    a->out = NULL;
+    if (!totals) {
+        /* abandoned by the caller, who says why */
+    } else if (ascii_dump_spool_failed(a->spool)) {
+        fprintf(stderr, "HPROF ERROR: heap dump not written: writing it to its temporary file "
+                        "failed (disk full?)\n");
+    } else {
+        heap_dump_header(w, totals);
+        struct hprof_error e = ascii_dump_spool_copy(a->spool, w->sink);
+        if (hprof_failed(&e))
+            fprintf(stderr, "HPROF ERROR: the heap dump is incomplete: %s\n", e.text);
+        OUT(w, "HEAP DUMP END\n");
+    }
+    ascii_dump_spool_close(a->spool);
+    a->spool = NULL;
+}
+
+static void ascii_heap_dump_end(struct hprof_writer *w, const struct hprof_heap_totals *totals)
+{
+    struct ascii_writer *a = aw(w);
+    if (a->dropping)
+        a->dropping = false;
+    else if (a->spool)
+        release_held_dump(w, totals);
+    else
+        OUT(w, "HEAP DUMP END\n");
 }
 
 static void ascii_flush(struct hprof_writer *w)
@@ -427,13 +524,14 @@ static void ascii_close(struct hprof_writer *w)
 {
     if (!w)
         return;
+    if (aw(w)->spool)
+        release_held_dump(w, NULL); /* a dump without its totals is not written */
     sink_close(w->sink);
-    free(w);
+    free(aw(w));
 }
 
 static const struct hprof_writer_ops ascii_ops = {
     .name = "ascii",
-    .dump_totals_first = true,
     .begin = ascii_begin,
     .string = ascii_string,
     .load_class = ascii_load_class,
@@ -465,11 +563,11 @@ static const struct hprof_writer_ops ascii_ops = {
 
 struct hprof_writer *writer_ascii_new(struct hprof_sink *sink)
 {
-    struct hprof_writer *w = calloc(1, sizeof *w);
-    if (!w) {
+    struct ascii_writer *a = calloc(1, sizeof *a);
+    if (!a) {
         sink_close(sink);
         return NULL;
     }
-    writer_init(w, &ascii_ops, sink);
-    return w;
+    writer_init(&a->w, &ascii_ops, sink);
+    return &a->w;
 }

@@ -68,10 +68,9 @@ static void end_refs(struct classic_writer *c)
     sink_write(c->w.sink, "\n", 1);
 }
 
-static void cl_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+static void cl_heap_dump_begin(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
-    (void)nobjects;
-    (void)nbytes;
+    (void)totals; /* not written in this format */
     struct classic_writer *c = cw(w);
     if (c->in_dump)
         return;
@@ -88,8 +87,9 @@ static void cl_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64
     c->in_dump = true;
 }
 
-static void cl_heap_dump_end(struct hprof_writer *w)
+static void cl_heap_dump_end(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
+    (void)totals;
     struct classic_writer *c = cw(w);
     if (!c->in_dump)
         return;
@@ -193,14 +193,13 @@ static void cl_class_dump(struct hprof_writer *w, const struct hprof_class_dump 
 
 static void cl_close(struct hprof_writer *w)
 {
-    cl_heap_dump_end(w); /* close inside a dump ends it */
+    cl_heap_dump_end(w, NULL); /* close inside a dump ends it */
     sink_close(w->sink);
     free(cw(w));
 }
 
 static const struct hprof_writer_ops classic_ops = {
     .name = "classic",
-    .dump_totals_first = false,
     .heap_dump_begin = cl_heap_dump_begin,
     .class_dump = cl_class_dump,
     .instance_dump = cl_instance_dump,

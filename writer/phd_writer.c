@@ -188,10 +188,9 @@ static bool dump_ok(struct phd_writer *p)
 
 /* ---- records ------------------------------------------------------------------------- */
 
-static void phd_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+static void phd_heap_dump_begin(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
-    (void)nobjects;
-    (void)nbytes;
+    (void)totals; /* not written in this format */
     struct phd_writer *p = pw(w);
     if (p->in_dump)
         return;
@@ -220,8 +219,9 @@ static void phd_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint6
     p->next_slot = 0;
 }
 
-static void phd_heap_dump_end(struct hprof_writer *w)
+static void phd_heap_dump_end(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
+    (void)totals;
     struct phd_writer *p = pw(w);
     if (!p->in_dump)
         return;
@@ -396,7 +396,7 @@ static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump
 static void phd_close(struct hprof_writer *w)
 {
     struct phd_writer *p = pw(w);
-    phd_heap_dump_end(w); /* close inside a dump ends it */
+    phd_heap_dump_end(w, NULL); /* close inside a dump ends it */
     sink_close(w->sink);
     free(p->buf);
     free(p->refs);
@@ -406,7 +406,6 @@ static void phd_close(struct hprof_writer *w)
 
 static const struct hprof_writer_ops phd_ops = {
     .name = "phd",
-    .dump_totals_first = false,
     .heap_dump_begin = phd_heap_dump_begin,
     .class_dump = phd_class_dump,
     .instance_dump = phd_instance_dump,

@@ -5,6 +5,7 @@
  * end of the file. The file is read back from its start, and emptied (truncated) once it has
  * all been consumed, after which memory is used again. */
 #include "send_spool.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,22 +89,9 @@ void send_spool_free(struct send_spool *q)
 /* The temporary file, unlinked as soon as it exists. */
 static int open_file(struct send_spool *q)
 {
-    const char *dir = q->tmpdir;
-    if (!dir)
-        dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        /* Filesystems without O_TMPFILE: a named file, unlinked at once. */
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/hprof-send-XXXXXX", dir) >= (int)sizeof path)
-            return ENAMETOOLONG;
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd < 0)
-            return errno;
-        unlink(path);
-    }
+    int fd = writer_temp_file(q->tmpdir, "hprof-send");
+    if (fd < 0)
+        return -fd;
     q->fd = fd;
     q->rbuf = malloc(FILE_READ_SIZE);
     if (!q->rbuf) {

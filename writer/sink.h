@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hprof_error.h"
+
 struct hprof_sink;
 
 /* Bytes of input per gzip member, and the comment on the first member, as HotSpot writes
@@ -25,8 +27,8 @@ struct hprof_sink;
 #define HPROF_GZIP_COMMENT "HPROF BLOCKSIZE=1048576"
 
 /* Opens (creates or truncates) path for writing. gzip: compress as independent members.
- * Returns NULL with a message in err on failure. */
-struct hprof_sink *sink_open_file(const char *path, bool gzip, char *err, size_t errlen);
+ * *out: the sink, or NULL when the returned error says why ("cannot open PATH: REASON"). */
+struct hprof_error sink_open_file(const char *path, bool gzip, struct hprof_sink **out);
 
 /* Wraps an already open descriptor (a connected socket). The sink closes it on close.
  * write_timeout_ms (0 = wait forever): for a socket, how long bytes may wait for a peer that
@@ -50,9 +52,15 @@ void sink_printf(struct hprof_sink *s, const char *fmt, ...) __attribute__((form
 #define SINK_MAX_THREADS 16
 void sink_set_threads(struct hprof_sink *s, unsigned nthreads);
 
+/* A large output follows (a heap dump): on hands compression and writing to as many
+ * background threads as the sink sees fit (as HotSpot's dumper uses its workers: one per
+ * online CPU, at most SINK_MAX_THREADS, to compress gzip members; one to write plain output);
+ * off waits until everything is written and stops them. */
+void sink_set_bulk(struct hprof_sink *s, bool on);
+
 /* gzip members are compressed with libdeflate when the system has libdeflate.so.0 (faster
  * and smaller than zlib at the same level), else with zlib. For tests: false forces zlib. */
-void sink_use_libdeflate(bool use);
+void sink_gzip_use_libdeflate(bool use);
 
 /* Pushes buffered bytes to the descriptor (for gzip: ends the current member first, so a
  * reader sees everything written so far). */

@@ -298,6 +298,12 @@ struct hprof_prim_array_dump {
     const void *elems; /* nelems values in host byte order */
 };
 
+/* The totals of a heap dump, as ascii's HEAP DUMP BEGIN prints them: objects (instances,
+ * arrays and classes) and their shallow sizes in bytes. */
+struct hprof_heap_totals {
+    uint64_t objects, bytes;
+};
+
 /* ---- the interface ------------------------------------------------------------------- */
 
 struct hprof_writer;
@@ -307,10 +313,6 @@ struct hprof_writer;
  * Only close is required. */
 struct hprof_writer_ops {
     const char *name; /* "ascii", "binary" */
-    /* true: heap_dump_begin must carry the dump's true totals (ascii prints them first), so
-     * a caller that learns them only while walking must hold the records back. false: the
-     * totals are not written and records may be streamed as they come. */
-    bool dump_totals_first;
     /* Header, time-stamped with the writer's clock. */
     void (*begin)(struct hprof_writer *w);
     void (*string)(struct hprof_writer *w, hprof_id id, const char *utf8, size_t len);
@@ -336,17 +338,22 @@ struct hprof_writer_ops {
     void (*monitor_waited)(struct hprof_writer *w, const char *class_sig, int64_t waited_ms,
                            uint32_t thread_serial);
     void (*monitor_dump)(struct hprof_writer *w, const struct hprof_monitor_dump *d);
-    /* Heap dump: begin, records, end. nobjects/nbytes: true totals of the dump (ascii only).
+    /* Heap dump: begin, records, end. totals: the dump's true totals when the caller knows
+     * them before the records; NULL when it learns them only while writing the records (the
+     * heap walk streams them): heap_dump_end then brings them. Only ascii prints totals; it
+     * prints them first, so after a begin without totals it holds the dump back until
+     * heap_dump_end (and writes its CLASS DUMPs first, as HPROF orders a dump: classes, roots,
+     * objects); heap_dump_end(w, NULL) there means the dump was abandoned and drops it.
      * Between begin and end call only root, class_dump, instance_dump, obj_array_dump,
      * prim_array_dump, flush and close: the binary writer drops any other record there (and
      * dump records outside a dump), saying so once on stderr. close inside a dump ends it. */
-    void (*heap_dump_begin)(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes);
+    void (*heap_dump_begin)(struct hprof_writer *w, const struct hprof_heap_totals *totals);
     void (*root)(struct hprof_writer *w, const struct hprof_root *r);
     void (*class_dump)(struct hprof_writer *w, const struct hprof_class_dump *c);
     void (*instance_dump)(struct hprof_writer *w, const struct hprof_instance_dump *o);
     void (*obj_array_dump)(struct hprof_writer *w, const struct hprof_obj_array_dump *a);
     void (*prim_array_dump)(struct hprof_writer *w, const struct hprof_prim_array_dump *a);
-    void (*heap_dump_end)(struct hprof_writer *w);
+    void (*heap_dump_end)(struct hprof_writer *w, const struct hprof_heap_totals *totals);
     /* Pushes everything written so far to the sink's descriptor. With gzip every flush ends
      * a gzip member: flush after a dump or a batch of records, not after each record. */
     void (*flush)(struct hprof_writer *w);
@@ -358,8 +365,9 @@ struct hprof_writer_ops {
 struct hprof_writer {
     const struct hprof_writer_ops *ops; /* the format's, completed: no NULL operation */
     struct hprof_writer_ops completed_ops;
-    struct hprof_sink *sink;
-    uint64_t start_us; /* header time stamp */
+    struct hprof_sink *sink; /* where records go: the output, or the spool of a format holding a
+                              * heap dump back (ascii); writer_failed() asks it */
+    uint64_t start_us;       /* header time stamp */
     /* Clock for record time stamps and ascii dates: microseconds since the epoch.
      * Replaceable in tests (set it before begin). */
     uint64_t (*clock_us)(void);
@@ -384,7 +392,8 @@ void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
 /* Whether a write to the output failed (disk full, the peer gone): records are lost from then
  * on. For the agent, which talks to the writer, never to its sink. */
 bool writer_failed(const struct hprof_writer *w);
-/* Threads that may compress the output in parallel while a heap dump writes (0: none). */
-void writer_set_threads(struct hprof_writer *w, unsigned nthreads);
+/* A large output follows, or is over (a heap dump): the sink may compress and write it in
+ * background threads meanwhile (sink_set_bulk). */
+void writer_set_bulk(struct hprof_writer *w, bool on);
 
 #endif

@@ -4,7 +4,11 @@
 #include "sink.h"
 #include "writer_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -168,9 +172,9 @@ static void no_monitor_dump(struct hprof_writer *w, const struct hprof_monitor_d
     (void)w, (void)d;
 }
 
-static void no_heap_dump_begin(struct hprof_writer *w, uint64_t nobjects, uint64_t nbytes)
+static void no_heap_dump_totals(struct hprof_writer *w, const struct hprof_heap_totals *totals)
 {
-    (void)w, (void)nobjects, (void)nbytes;
+    (void)w, (void)totals;
 }
 
 static void no_root(struct hprof_writer *w, const struct hprof_root *r)
@@ -211,7 +215,6 @@ void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
     const struct hprof_writer_ops *o = ops;
     w->completed_ops = (struct hprof_writer_ops){
         .name = o->name,
-        .dump_totals_first = o->dump_totals_first,
         .begin = OR(begin, no_begin),
         .string = OR(string, no_string),
         .load_class = OR(load_class, no_load_class),
@@ -230,13 +233,13 @@ void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
         .monitor_wait = OR(monitor_wait, no_monitor_wait),
         .monitor_waited = OR(monitor_waited, no_monitor_wait),
         .monitor_dump = OR(monitor_dump, no_monitor_dump),
-        .heap_dump_begin = OR(heap_dump_begin, no_heap_dump_begin),
+        .heap_dump_begin = OR(heap_dump_begin, no_heap_dump_totals),
         .root = OR(root, no_root),
         .class_dump = OR(class_dump, no_class_dump),
         .instance_dump = OR(instance_dump, no_instance_dump),
         .obj_array_dump = OR(obj_array_dump, no_obj_array_dump),
         .prim_array_dump = OR(prim_array_dump, no_prim_array_dump),
-        .heap_dump_end = OR(heap_dump_end, no_begin),
+        .heap_dump_end = OR(heap_dump_end, no_heap_dump_totals),
         .flush = OR(flush, flush_sink),
         .close = o->close,
     };
@@ -251,7 +254,27 @@ bool writer_failed(const struct hprof_writer *w)
     return sink_failed(w->sink);
 }
 
-void writer_set_threads(struct hprof_writer *w, unsigned nthreads)
+void writer_set_bulk(struct hprof_writer *w, bool on)
 {
-    sink_set_threads(w->sink, nthreads);
+    sink_set_bulk(w->sink, on);
+}
+
+int writer_temp_file(const char *dir, const char *prefix)
+{
+    if (!dir)
+        dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    /* Filesystems without O_TMPFILE: a named file, unlinked at once. */
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s-XXXXXX", dir, prefix) >= (int)sizeof path)
+        return -ENAMETOOLONG;
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    unlink(path);
+    return fd;
 }

@@ -28,4 +28,9 @@ size_t openj9_class_name(const char *src, char *out, size_t cap);
 #include <pthread.h>
 int writer_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* A temporary file for reading and writing in dir (NULL: $TMPDIR, else /tmp), gone from the
+ * directory already (O_TMPFILE, or named prefix-XXXXXX and unlinked at once). Returns the
+ * descriptor, or -errno. */
+int writer_temp_file(const char *dir, const char *prefix);
+
 #endif

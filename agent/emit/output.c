@@ -127,10 +127,9 @@ struct hprof_error output_open(const struct hprof_options *opts)
         if (options_output_path(opts, (long)getpid(), path_exists, name, sizeof name) != 0)
             return hprof_errorf("file option value is too long (file=%s)",
                                 opts->file ? opts->file : "");
-        char why[512];
-        sink = sink_open_file(name, opts->gzip, why, sizeof why);
-        if (!sink)
-            return hprof_errorf("%s", why); /* the sink's message has no prefix */
+        struct hprof_error why = sink_open_file(name, opts->gzip, &sink);
+        if (hprof_failed(&why))
+            return why; /* the sink's message has no prefix */
     }
     if (!sink)
         return hprof_errorf("out of memory opening %s", name);

@@ -4,18 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
-#include "dump_classes.h"
+#include "heap_classes.h"
 #include "env_knobs.h"
 #include "heap_mirrors.h"
-#include "heap_spool.h"
 #include "heap_walk.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "emit.h"
 #include "output.h"
+#include "tags.h"
 #include "thread_table.h"
 #include "trace_table.h"
 
@@ -37,8 +36,7 @@ static struct {
     bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
     /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
     atomic_bool vm_dying;
-    unsigned sink_threads; /* for the output while dumping */
-    uint64_t progress_us;  /* interval of progress lines */
+    uint64_t progress_us; /* interval of progress lines */
 } st;
 
 struct dump_thread {
@@ -48,8 +46,7 @@ struct dump_thread {
 
 /* One dump in progress. */
 struct dump_ctx {
-    struct hprof_writer *w;   /* where records go now (NULL while spooling) */
-    struct heap_spool *spool; /* spooled dump, or NULL */
+    struct hprof_writer *w; /* where records go (output lock held) */
     struct dump_thread *threads;
     size_t nthreads;
     uint64_t objects, heap_bytes;
@@ -82,21 +79,23 @@ static void progress(struct dump_ctx *d, uint64_t size)
              (double)d->heap_bytes / 1048576.0, (double)(now - d->start_us) / 1e6);
 }
 
-/* ---- records to the writer ------------------------------------------------------------------ */
+/* ---- walk output: streamed to the writer ---------------------------------------------------- */
 
-static void emit_root(struct hprof_writer *w, const struct hprof_root *r)
+static void write_root(void *ctx, const struct hprof_root *r)
 {
+    struct dump_ctx *d = ctx;
     struct hprof_root copy = *r;
     if (copy.kind == HPROF_ROOT_STICKY_CLASS && !copy.class_name) {
         const struct dump_class *c = heap_classes_of_tag(copy.object);
         copy.class_name = c ? heap_classes_name(c->serial) : "java.lang.Class";
     }
-    w->ops->root(w, &copy);
+    d->w->ops->root(d->w, &copy);
 }
 
-static void emit_instance(struct hprof_writer *w, const struct dump_class *c, hprof_id id,
-                          uint64_t size, const union hprof_value *values)
+static void write_instance(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
+                           const union hprof_value *values)
 {
+    struct dump_ctx *d = ctx;
     struct hprof_instance_dump o = {
         .object_id = id,
         .trace_serial = HPROF_TRACE_SERIAL_NONE,
@@ -107,12 +106,14 @@ static void emit_instance(struct hprof_writer *w, const struct dump_class *c, hp
         .fields = c->layout.instance,
         .values = values,
     };
-    w->ops->instance_dump(w, &o);
+    d->w->ops->instance_dump(d->w, &o);
+    progress(d, size);
 }
 
-static void emit_obj_array(struct hprof_writer *w, const struct dump_class *c, hprof_id id,
-                           uint64_t size, uint32_t n, const hprof_id *elems)
+static void write_obj_array(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
+                            uint32_t n, const hprof_id *elems)
 {
+    struct dump_ctx *d = ctx;
     struct hprof_obj_array_dump a = {
         .array_id = id,
         .trace_serial = HPROF_TRACE_SERIAL_NONE,
@@ -123,12 +124,14 @@ static void emit_obj_array(struct hprof_writer *w, const struct dump_class *c, h
         .nelems = n,
         .elems = elems,
     };
-    w->ops->obj_array_dump(w, &a);
+    d->w->ops->obj_array_dump(d->w, &a);
+    progress(d, size);
 }
 
-static void emit_prim_array(struct hprof_writer *w, hprof_id id, enum hprof_basic_type type,
-                            uint64_t size, uint32_t n, const void *elems)
+static void write_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
+                             uint32_t n, const void *elems)
 {
+    struct dump_ctx *d = ctx;
     struct hprof_prim_array_dump a = {
         .array_id = id,
         .trace_serial = HPROF_TRACE_SERIAL_NONE,
@@ -137,11 +140,20 @@ static void emit_prim_array(struct hprof_writer *w, hprof_id id, enum hprof_basi
         .nelems = n,
         .elems = elems,
     };
-    w->ops->prim_array_dump(w, &a);
+    d->w->ops->prim_array_dump(d->w, &a);
+    progress(d, size);
 }
 
-static void emit_classes(struct hprof_writer *w)
+static bool output_failed(void *ctx)
 {
+    return writer_failed(((struct dump_ctx *)ctx)->w);
+}
+
+/* A CLASS DUMP for every class in the dump, once the walk has found their statics, constant
+ * pool entries and loaders. Returns how many. */
+static uint64_t write_class_dumps(struct hprof_writer *w)
+{
+    uint64_t n = 0;
     for (uint32_t s = 1; s < heap_classes_limit(); s++) {
         const struct dump_class *c = heap_classes_get(s);
         if (!c || !c->in_dump)
@@ -149,106 +161,9 @@ static void emit_classes(struct hprof_writer *w)
         struct hprof_class_dump d;
         heap_classes_describe(c, &d);
         w->ops->class_dump(w, &d);
+        n++;
     }
-}
-
-/* ---- walk output: streamed to the writer ---------------------------------------------------- */
-
-static void stream_root(void *ctx, const struct hprof_root *r)
-{
-    emit_root(((struct dump_ctx *)ctx)->w, r);
-}
-
-static void stream_instance(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                            const union hprof_value *values)
-{
-    struct dump_ctx *d = ctx;
-    emit_instance(d->w, c, id, size, values);
-    progress(d, size);
-}
-
-static void stream_obj_array(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                             uint32_t n, const hprof_id *elems)
-{
-    struct dump_ctx *d = ctx;
-    emit_obj_array(d->w, c, id, size, n, elems);
-    progress(d, size);
-}
-
-static void stream_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
-                              uint32_t n, const void *elems)
-{
-    struct dump_ctx *d = ctx;
-    emit_prim_array(d->w, id, type, size, n, elems);
-    progress(d, size);
-}
-
-static bool stream_stop(void *ctx)
-{
-    return writer_failed(((struct dump_ctx *)ctx)->w);
-}
-
-/* ---- walk output: spooled, replayed once the totals are known ------------------------------- */
-
-static void spool_root_cb(void *ctx, const struct hprof_root *r)
-{
-    spool_root(((struct dump_ctx *)ctx)->spool, r);
-}
-
-static void spool_instance_cb(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                              const union hprof_value *values)
-{
-    struct dump_ctx *d = ctx;
-    spool_instance(d->spool, c->serial, id, size, c->layout.ninstance, values);
-    progress(d, size);
-}
-
-static void spool_obj_array_cb(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                               uint32_t n, const hprof_id *elems)
-{
-    struct dump_ctx *d = ctx;
-    spool_obj_array(d->spool, c->serial, id, size, n, elems);
-    progress(d, size);
-}
-
-static void spool_prim_array_cb(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
-                                uint32_t n, const void *elems)
-{
-    struct dump_ctx *d = ctx;
-    spool_prim_array(d->spool, id, type, size, n, elems);
-    progress(d, size);
-}
-
-static bool spool_stop(void *ctx)
-{
-    return spool_failed(((struct dump_ctx *)ctx)->spool);
-}
-
-static void replay_root(void *ctx, const struct hprof_root *r)
-{
-    emit_root(ctx, r);
-}
-
-static void replay_instance(void *ctx, uint32_t serial, hprof_id id, uint64_t size, uint32_t n,
-                            const union hprof_value *values)
-{
-    const struct dump_class *c = heap_classes_get(serial);
-    if (c && n == c->layout.ninstance)
-        emit_instance(ctx, c, id, size, values);
-}
-
-static void replay_obj_array(void *ctx, uint32_t serial, hprof_id id, uint64_t size, uint32_t n,
-                             const hprof_id *elems)
-{
-    const struct dump_class *c = heap_classes_get(serial);
-    if (c)
-        emit_obj_array(ctx, c, id, size, n, elems);
-}
-
-static void replay_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
-                              uint32_t n, const void *elems)
-{
-    emit_prim_array(ctx, id, type, size, n, elems);
+    return n;
 }
 
 /* ---- threads -------------------------------------------------------------------------------- */
@@ -354,25 +269,27 @@ static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct
 
 /* ---- the dump ---------------------------------------------------------------------------- */
 
-static jvmtiEnv *dump_env(void)
+/* The dump environment (heap_walk.h), made at the first dump and after one that tagged every
+ * object. */
+static struct hprof_error open_dump_env(jvmtiEnv **out)
 {
+    *out = st.denv;
     if (st.denv)
-        return st.denv;
+        return hprof_ok();
     JavaVM *vm = agent_vm();
     jvmtiEnv *e = NULL;
-    if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e) {
-        log_error("heap dump: no JVMTI environment for the heap walk");
-        return NULL;
-    }
+    if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e)
+        return hprof_errorf("no JVMTI environment for the heap walk");
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     caps.can_tag_objects = 1;
-    if (jvmti_failed(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap dump)")) {
+    jvmtiError err = (*e)->AddCapabilities(e, &caps);
+    if (err != JVMTI_ERROR_NONE) {
         (*e)->DisposeEnvironment(e);
-        return NULL;
+        return hprof_errorf("AddCapabilities (can_tag_objects) failed: JVMTI error %d", (int)err);
     }
-    st.denv = e;
-    return e;
+    *out = st.denv = e;
+    return hprof_ok();
 }
 
 /* HotSpot (where the probe's layout is known) or not: other VMs keep to the spec (tags). */
@@ -420,77 +337,29 @@ static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
              (double)((clock_monotonic_ns() / 1000u) - d->start_us) / 1e6);
 }
 
-/* Background threads for the sink during a dump, as HotSpot's dumper uses its workers: one
- * to write plain output, one per CPU to compress gzip members. */
-static unsigned sink_threads(const struct hprof_options *opts)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (!opts->gzip)
-        return 1;
-    return cpus < 1 ? 1 : cpus > SINK_MAX_THREADS ? SINK_MAX_THREADS : (unsigned)cpus;
-}
-
-static void walk_streamed(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
-                          struct heap_walk_result *res)
+/* The walk streams every record to the writer (output lock held): roots and objects as the
+ * VM reports them, then the CLASS DUMPs, then the totals with the end (a format that prints
+ * them first holds the dump back itself). A walk that found the VM's layout changed is
+ * abandoned (no totals). */
+static void walk_to_writer(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
+                           struct heap_walk_result *res)
 {
     const struct walk_out out = {d,
-                                 stream_root,
-                                 stream_instance,
-                                 stream_obj_array,
-                                 stream_prim_array,
+                                 write_root,
+                                 write_instance,
+                                 write_obj_array,
+                                 write_prim_array,
                                  thread_of_tag,
-                                 stream_stop};
-    writer_set_threads(d->w, st.sink_threads);
-    d->w->ops->heap_dump_begin(d->w, 0, 0);
+                                 output_failed};
+    struct hprof_writer *w = d->w;
+    writer_set_bulk(w, true);
+    w->ops->heap_dump_begin(w, NULL);
     heap_walk_run(denv, ids, &out, res);
-    emit_classes(d->w);
-    d->w->ops->heap_dump_end(d->w);
-    writer_set_threads(d->w, 0);
-}
-
-static void walk_spooled(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d,
-                         struct heap_walk_result *res)
-{
-    d->spool = spool_open();
-    if (!d->spool) {
-        log_error("heap dump: no temporary file to hold the dump back: %m");
-        return;
-    }
-    const struct walk_out out = {d,
-                                 spool_root_cb,
-                                 spool_instance_cb,
-                                 spool_obj_array_cb,
-                                 spool_prim_array_cb,
-                                 thread_of_tag,
-                                 spool_stop};
-    heap_walk_run(denv, ids, &out, res);
-    bool ok = !spool_failed(d->spool) && !res->layout_broken;
-    if (ok) {
-        struct hprof_writer *w = emit_begin();
-        if (w) {
-            uint64_t nclasses = 0;
-            for (uint32_t s = 1; s < heap_classes_limit(); s++) {
-                const struct dump_class *c = heap_classes_get(s);
-                nclasses += c && c->in_dump;
-            }
-            writer_set_threads(w, st.sink_threads);
-            w->ops->heap_dump_begin(w, res->objects + nclasses,
-                                    res->bytes + res->class_objects_bytes);
-            emit_classes(w);
-            const struct spool_reader r = {w, replay_root, replay_instance, replay_obj_array,
-                                           replay_prim_array};
-            if (spool_replay(d->spool, &r) != 0)
-                log_error("heap dump: the held-back dump could not be read back; it is "
-                          "incomplete");
-            w->ops->heap_dump_end(w);
-            writer_set_threads(w, 0);
-        }
-        emit_end();
-    } else if (spool_failed(d->spool)) {
-        log_error("heap dump: writing the temporary file failed (disk full?); no heap dump");
-    }
-    spool_close(d->spool);
-    d->spool = NULL;
+    uint64_t nclasses = write_class_dumps(w);
+    const struct hprof_heap_totals totals = {res->objects + nclasses,
+                                             res->bytes + res->class_objects_bytes};
+    w->ops->heap_dump_end(w, res->layout_broken ? NULL : &totals);
+    writer_set_bulk(w, false);
 }
 
 static void heap_dump(const struct dump_request *req)
@@ -510,9 +379,14 @@ static void heap_dump(const struct dump_request *req)
     struct dump_ctx d;
     memset(&d, 0, sizeof d);
     d.start_us = d.last_report_us = (clock_monotonic_ns() / 1000u);
-    jvmtiEnv *denv = dump_env();
-    if (!denv || heap_classes_prepare(jvmti, denv, jni) != 0)
+    jvmtiEnv *denv = NULL;
+    struct hprof_error e = open_dump_env(&denv);
+    if (!hprof_failed(&e))
+        e = heap_classes_prepare(jvmti, denv, jni);
+    if (hprof_failed(&e)) {
+        log_error("heap dump skipped: %s", e.text);
         goto out;
+    }
     enum walk_ids ids = choose_ids(jvmti, denv, jni);
     prepare_threads(jvmti, denv, jni, &d);
     heap_mirrors_prepare(jvmti, denv, jni);
@@ -527,23 +401,24 @@ static void heap_dump(const struct dump_request *req)
         }
         /* The classes loaded since the list: the shorter the time between the last list
          * and the walk, the fewer objects of unknown classes the walk meets. */
-        for (int pass = 0; pass < UPDATE_PASSES && heap_classes_update(jvmti, denv, jni) > 0;
-             pass++)
-            ;
+        uint32_t added = 1;
+        for (int pass = 0; pass < UPDATE_PASSES && added > 0; pass++) {
+            e = heap_classes_update(jvmti, denv, jni, &added);
+            if (hprof_failed(&e)) {
+                log_warning("heap dump: %s; classes loaded since the dump began may be left out",
+                            e.text);
+                break;
+            }
+        }
         heap_classes_write_names(w);
         for (size_t i = 0; i < d.nthreads; i++) {
             emit_thread(w, d.threads[i].serial);
             emit_trace(w, d.threads[i].trace);
         }
-        if (w->ops->dump_totals_first) {
-            emit_end();
-            walk_spooled(denv, ids, &d, &res);
-        } else {
-            d.w = w;
-            walk_streamed(denv, ids, &d, &res);
-            d.w = NULL;
-            emit_end();
-        }
+        d.w = w;
+        walk_to_writer(denv, ids, &d, &res);
+        d.w = NULL;
+        emit_end();
         if (!res.layout_broken) {
             report(&res, &d);
             break;
@@ -554,7 +429,9 @@ static void heap_dump(const struct dump_request *req)
         st.addresses_ok = false;
         ids = WALK_IDS_TAGS;
         d.objects = d.heap_bytes = 0;
-        heap_classes_prepare(jvmti, denv, jni);
+        e = heap_classes_prepare(jvmti, denv, jni);
+        if (hprof_failed(&e))
+            log_error("heap dump: %s; dumping again with the classes as they were read", e.text);
         heap_mirrors_prepare(jvmti, denv, jni);
     }
     heap_mirrors_release(jni);
@@ -584,7 +461,6 @@ static struct hprof_error heap_dump_start(jvmtiEnv *jvmti, const struct hprof_op
     (void)jvmti;
     (void)live;
     st.heap_dump_option = opts->heap_dump;
-    st.sink_threads = sink_threads(opts);
     const struct env_knobs *env = env_knobs();
     st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
     st.force_tags = env->heap_walk_tags;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump_classes.h"
+#include "heap_classes.h"
 #include "jvmti_util.h"
 #include "log.h"
 #include "tags.h"

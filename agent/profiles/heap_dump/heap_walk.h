@@ -1,6 +1,6 @@
 /* The heap walk of a heap dump: one FollowReferences from the heap roots, in the agent's dump
  * environment (a JVMTI environment of its own whose tags are only class objects, class
- * loaders and threads, see dump_classes.h), turned into HPROF records as the VM reports them.
+ * loaders and threads, see heap_classes.h), turned into HPROF records as the VM reports them.
  *
  * FollowReferences visits every reachable object once and reports, for each visit, the
  * object's class reference first, then its fields (instances), its non-null elements (object
@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dump_classes.h"
+#include "heap_classes.h"
 #include "writer.h"
 
 enum walk_ids { WALK_IDS_ADDRESSES, WALK_IDS_TAGS };

@@ -1,7 +1,7 @@
 /* The field layout of a heap dump's classes: each class's declared fields (GetClassFields, plus
  * the fields the VM hides from it), and for an instance class the layout of its whole chain of
  * superclasses and interfaces (heap_layout.h), read once per class. */
-#include "dump_classes_internal.h"
+#include "heap_classes_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

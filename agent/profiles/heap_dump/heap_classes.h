@@ -9,14 +9,15 @@
  * environment (its class id), and every class loader a tag of its own, so the walk can
  * name classes and loaders before and during the walk alike. Not thread-safe: one dump at a
  * time (dump_all's lock). */
-#ifndef HPROF_DUMP_CLASSES_H
-#define HPROF_DUMP_CLASSES_H
+#ifndef HPROF_HEAP_CLASSES_H
+#define HPROF_HEAP_CLASSES_H
 
 #include <jvmti.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "heap_layout.h"
+#include "hprof_error.h"
 #include "writer.h"
 
 struct dump_class {
@@ -48,19 +49,20 @@ struct dump_class {
 };
 
 /* Registers every loaded class, reads the layouts not read yet, tags classes and loaders in
- * denv. jvmti: the agent's environment (class tags, class table). Returns 0, or -1 after
- * logging why.
+ * denv. jvmti: the agent's environment (class tags, class table). Returns why it could not
+ * (the caller says what is lost).
  *
  * The classes listed are pinned until heap_classes_release: their class objects are held in
  * one Object[] under a JNI global reference (tagged heap_classes_pin_tag() in denv), so none
  * of them can unload between the list and the walk, and the walk visits every one (its
  * statics, loader, domain, signers), reachable or not. */
-int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
+struct hprof_error heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
 
 /* Adds the classes loaded since heap_classes_prepare (or the last update) the same way, so
- * that the walk, right after, meets as few unknown classes as possible. Returns how many it
- * added (and retried: not linked before), or -1. */
-int heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni);
+ * that the walk, right after, meets as few unknown classes as possible. *added: how many it
+ * added (and retried: not linked before). */
+struct hprof_error heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni,
+                                       uint32_t *added);
 
 /* The pinning arrays' tag in the dump environment (0 when there is none): the walk writes
  * neither it nor its root. */
@@ -79,7 +81,7 @@ struct dump_class *heap_classes_get(uint32_t serial);
 uint32_t heap_classes_limit(void);
 
 /* The class whose class object carries tag, or NULL. */
-static inline struct dump_class *heap_classes_of_tag(uint64_t tag);
+struct dump_class *heap_classes_of_tag(uint64_t tag);
 
 /* Serial of java.lang.Class and of java.lang.Object[] (0 if not loaded). */
 uint32_t heap_classes_class_serial(void);
@@ -100,20 +102,5 @@ void heap_classes_describe(const struct dump_class *c, struct hprof_class_dump *
 
 /* The Java source name of a class serial ("java.lang.String", "int[]"), "?" if unknown. */
 const char *heap_classes_name(uint32_t serial);
-
-/* ---- inline ----------------------------------------------------------------------------- */
-
-#include "tags.h"
-
-extern struct dump_class **heap_classes_table_;
-extern uint32_t heap_classes_limit_;
-
-static inline struct dump_class *heap_classes_of_tag(uint64_t tag)
-{
-    if (tag_site(tag) != TAG_SITE_CLASS)
-        return NULL;
-    uint64_t s = tag_serial(tag);
-    return s < heap_classes_limit_ ? heap_classes_table_[s] : NULL;
-}
 
 #endif

@@ -1,5 +1,5 @@
 /* Which class is the element class of each object array class in a heap dump (PHD writes it). */
-#include "dump_classes_internal.h"
+#include "heap_classes_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +39,22 @@ static int cmp_name_key(const void *a, const void *b)
 int heap_classes_link_elements(uint32_t object_serial)
 {
     uint32_t n = 0;
-    for (uint32_t s = 1; s < heap_classes_limit_; s++)
-        n += heap_classes_table_[s] && heap_classes_table_[s]->in_dump;
+    for (uint32_t s = 1; s < heap_classes_limit(); s++) {
+        const struct dump_class *c = heap_classes_get(s);
+        n += c && c->in_dump;
+    }
     struct name_key *keys = malloc((n ? n : 1) * sizeof *keys);
     if (!keys)
         return -1;
     uint32_t k = 0;
-    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
-        const struct dump_class *c = heap_classes_table_[s];
+    for (uint32_t s = 1; s < heap_classes_limit(); s++) {
+        const struct dump_class *c = heap_classes_get(s);
         if (c && c->in_dump)
             keys[k++] = (struct name_key){name_hash(c->name, strlen(c->name)), c->loader_id, s};
     }
     qsort(keys, n, sizeof *keys, cmp_name_key);
-    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
-        struct dump_class *c = heap_classes_table_[s];
+    for (uint32_t s = 1; s < heap_classes_limit(); s++) {
+        struct dump_class *c = heap_classes_get(s);
         if (!c || !c->in_dump || c->array_type != HPROF_TYPE_OBJECT)
             continue;
         c->elem_id = heap_classes_id_of(object_serial);
@@ -70,7 +72,7 @@ int heap_classes_link_elements(uint32_t object_serial)
                 hi = mid;
         }
         for (; lo < n && keys[lo].hash == h && keys[lo].loader == c->loader_id; lo++) {
-            const struct dump_class *e = heap_classes_table_[keys[lo].serial];
+            const struct dump_class *e = heap_classes_get(keys[lo].serial);
             if (strlen(e->name) == len && memcmp(e->name, c->name, len) == 0) {
                 c->elem_id = heap_classes_id_of(keys[lo].serial);
                 break;

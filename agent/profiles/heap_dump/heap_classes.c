@@ -1,8 +1,9 @@
 /* The class list of a heap dump: the table of dump_class entries, which classes are in the dump
  * (pinned, tagged in the dump environment), their loaders, the per-dump state and CLASS DUMP
- * contents. Layouts: class_fields.c; object arrays' element classes: array_elements.c. */
-#include "dump_classes.h"
-#include "dump_classes_internal.h"
+ * contents. Layouts: heap_classes_fields.c; object arrays' element classes:
+ * heap_classes_elements.c. */
+#include "heap_classes.h"
+#include "heap_classes_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,9 @@
 #include "log.h"
 #include "tags.h"
 
-struct dump_class **heap_classes_table_;
-uint32_t heap_classes_limit_;
+/* Entries by class serial (kept across dumps), serials below limit. */
+static struct dump_class **table;
+static uint32_t limit;
 
 static uint32_t class_serial, object_array_serial, object_serial;
 /* The listed classes' objects, pinned for the dump (global reference), and its denv tag. */
@@ -31,13 +33,22 @@ static bool array_rule_measured;
 
 struct dump_class *heap_classes_get(uint32_t serial)
 {
-    return serial < heap_classes_limit_ ? heap_classes_table_[serial] : NULL;
+    return serial < limit ? table[serial] : NULL;
 }
 
 uint32_t heap_classes_limit(void)
 {
-    return heap_classes_limit_;
+    return limit;
 }
+
+struct dump_class *heap_classes_of_tag(uint64_t tag)
+{
+    if (tag_site(tag) != TAG_SITE_CLASS)
+        return NULL;
+    uint64_t s = tag_serial(tag);
+    return s < limit ? table[s] : NULL;
+}
+
 uint32_t heap_classes_class_serial(void)
 {
     return class_serial;
@@ -59,16 +70,16 @@ const char *heap_classes_name(uint32_t serial)
 }
 
 /* Grows the table to hold serials below limit; entries are kept across dumps. */
-static int table_reserve(uint32_t limit)
+static int table_reserve(uint32_t want)
 {
-    if (limit <= heap_classes_limit_)
+    if (want <= limit)
         return 0;
-    struct dump_class **t = realloc(heap_classes_table_, limit * sizeof *t);
+    struct dump_class **t = realloc(table, want * sizeof *t);
     if (!t)
         return -1;
-    memset(t + heap_classes_limit_, 0, (limit - heap_classes_limit_) * sizeof *t);
-    heap_classes_table_ = t;
-    heap_classes_limit_ = limit;
+    memset(t + limit, 0, (want - limit) * sizeof *t);
+    table = t;
+    limit = want;
     return 0;
 }
 
@@ -76,7 +87,7 @@ struct dump_class *heap_classes_entry(uint32_t serial)
 {
     if (serial == 0 || table_reserve(serial + 1) != 0)
         return NULL;
-    struct dump_class *c = heap_classes_table_[serial];
+    struct dump_class *c = table[serial];
     if (!c) {
         c = calloc(1, sizeof *c);
         if (!c)
@@ -85,7 +96,7 @@ struct dump_class *heap_classes_entry(uint32_t serial)
         const struct class_info *ci = classes_get(serial);
         c->array_type = ci ? ci->array_type : 0;
         c->name = ci && ci->name ? ci->name : "?";
-        heap_classes_table_[serial] = c;
+        table[serial] = c;
     }
     return c;
 }
@@ -165,8 +176,8 @@ static void pin_classes(jvmtiEnv *denv, JNIEnv *jni, jclass *classes, jint n)
  * match their CLASS DUMP chain. */
 static void mark_writable(void)
 {
-    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
-        struct dump_class *c = heap_classes_table_[s];
+    for (uint32_t s = 1; s < limit; s++) {
+        struct dump_class *c = table[s];
         if (!c || !c->in_dump || c->array_type)
             continue;
         bool ok = c->has_layout;
@@ -301,16 +312,19 @@ static uint32_t serial_of_name(jvmtiEnv *jvmti, JNIEnv *jni, const char *name)
 
 /* Lists the loaded classes and adds those not in the dump yet (all of them when fresh):
  * pins them, tags them in denv, reads what their CLASS DUMPs need. */
-static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, uint32_t *added)
+static struct hprof_error add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh,
+                                     uint32_t *added)
 {
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
-        return -1;
+    *added = 0;
+    jvmtiError err = (*jvmti)->GetLoadedClasses(jvmti, &n, &classes);
+    if (err != JVMTI_ERROR_NONE)
+        return hprof_errorf("GetLoadedClasses failed: JVMTI error %d", (int)err);
     if (fresh)
-        for (uint32_t s = 1; s < heap_classes_limit_; s++)
-            if (heap_classes_table_[s])
-                heap_classes_table_[s]->in_dump = heap_classes_table_[s]->writable = false;
+        for (uint32_t s = 1; s < limit; s++)
+            if (table[s])
+                table[s]->in_dump = table[s]->writable = false;
     /* Keep only the new ones and those not linked when listed (their layouts may be readable
      * now); the others are in the dump and pinned already. */
     jint nnew = 0;
@@ -324,7 +338,6 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
         else
             classes[nnew++] = classes[i];
     }
-    *added = 0;
     /* Before anything else: a class the list names could unload from here on otherwise. */
     if (nnew > 0)
         pin_classes(denv, jni, classes, nnew);
@@ -373,12 +386,10 @@ static int add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, bool fresh, 
         if (rc == 0)
             rc = heap_classes_link_elements(object_serial);
     }
-    if (rc != 0)
-        log_error("out of memory reading classes for a heap dump");
-    return rc;
+    return rc != 0 ? hprof_errorf("out of memory reading the classes") : hprof_ok();
 }
 
-int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
+struct hprof_error heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
 {
     measure_array_rule(jvmti, jni);
     class_serial = serial_of_name(jvmti, jni, "java/lang/Class");
@@ -397,11 +408,10 @@ int heap_classes_prepare(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
     return add_loaded(jvmti, denv, jni, true, &added);
 }
 
-int heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni)
+struct hprof_error heap_classes_update(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni,
+                                       uint32_t *added)
 {
-    uint32_t added = 0;
-    int rc = add_loaded(jvmti, denv, jni, false, &added);
-    return rc < 0 ? rc : (int)(added > INT32_MAX ? INT32_MAX : added);
+    return add_loaded(jvmti, denv, jni, false, added);
 }
 
 void heap_classes_add_cp(struct dump_class *c, uint16_t index, hprof_id id)
@@ -423,8 +433,8 @@ void heap_classes_add_cp(struct dump_class *c, uint16_t index, hprof_id id)
 
 void heap_classes_write_names(struct hprof_writer *w)
 {
-    for (uint32_t s = 1; s < heap_classes_limit_; s++) {
-        struct dump_class *c = heap_classes_table_[s];
+    for (uint32_t s = 1; s < limit; s++) {
+        struct dump_class *c = table[s];
         if (!c || !c->in_dump)
             continue;
         emit_class(w, s);

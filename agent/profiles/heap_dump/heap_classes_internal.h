@@ -1,13 +1,13 @@
-/* What the parts of the heap dump's class list share (dump_classes.c: the list and the per-dump
- * state; class_fields.c: field layouts; array_elements.c: object arrays' element classes).
- * Internal to heap_dump/; one dump at a time, like dump_classes.h. */
-#ifndef HPROF_DUMP_CLASSES_INTERNAL_H
-#define HPROF_DUMP_CLASSES_INTERNAL_H
+/* What the parts of the heap dump's class list share (heap_classes.c: the list and the per-dump
+ * state; heap_classes_fields.c: field layouts; heap_classes_elements.c: object arrays' element
+ * classes). Internal to heap_dump/; one dump at a time, like heap_classes.h. */
+#ifndef HPROF_HEAP_CLASSES_INTERNAL_H
+#define HPROF_HEAP_CLASSES_INTERNAL_H
 
 #include <jvmti.h>
 #include <stdint.h>
 
-#include "dump_classes.h"
+#include "heap_classes.h"
 #include "tags.h"
 
 /* Longest superclass chain read; a deeper class gets no layout. */
