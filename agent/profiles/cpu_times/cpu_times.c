@@ -336,6 +336,10 @@ static uint64_t ns_to_ms(uint64_t ns)
 /* "java.lang.String.hashCode" of a frame, malloc'ed; NULL when unknown. */
 static char *frame_label(shadow_frame f, const char **desc)
 {
+    if (f == SHADOW_FRAME_OVERFLOW) {
+        *desc = "()V";
+        return strdup("<memory budget reached>.<new stacks>");
+    }
     const char *cls, *method;
     if (!tracked_classes_describe(SHADOW_CNUM(f), SHADOW_MNUM(f), &cls, &method, desc))
         return NULL;
@@ -356,6 +360,11 @@ static uint32_t trace_of(jvmtiEnv *jvmti, const struct shadow_total *r)
         return HPROF_TRACE_SERIAL_NONE;
     uint32_t serial = HPROF_TRACE_SERIAL_NONE;
     bool known = true;
+    for (uint32_t k = 0; k < r->n; k++)
+        if (r->frames[k] == SHADOW_FRAME_OVERFLOW) /* past the budget: one trace for all */
+            known = false;
+    if (!known)
+        serial = traces_overflow(jvmti, r->thread);
     for (uint32_t k = 0; k < r->n && known; k++) {
         frames[k].method =
             tracked_classes_method(SHADOW_CNUM(r->frames[k]), SHADOW_MNUM(r->frames[k]));
