@@ -29,6 +29,7 @@ struct keymap {
 };
 
 #define CHUNK_MIN (64 * 1024)
+#define CHUNK_FIRST 1024
 
 uint64_t keymap_hash(const void *key, size_t len)
 {
@@ -101,7 +102,10 @@ static const uint8_t *copy_key(struct keymap *m, const void *key, size_t len)
 {
     struct chunk *c = m->chunks;
     if (!c || c->size - c->used < len) {
-        size_t size = len > CHUNK_MIN ? len : CHUNK_MIN;
+        /* Chunks double from 1 KiB to 64 KiB: a small map (a class's methods) costs little. */
+        size_t size = c ? c->size * 2 : CHUNK_FIRST;
+        size = size > CHUNK_MIN ? CHUNK_MIN : size;
+        size = len > size ? len : size;
         c = malloc(sizeof *c + size);
         if (!c)
             return NULL;

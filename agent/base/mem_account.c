@@ -43,13 +43,18 @@ size_t mem_budget(void)
     return budget;
 }
 
+bool mem_budget_passed(void)
+{
+    return budget != 0 && mem_charged() >= budget;
+}
+
 bool mem_budget_reached(const char *what)
 {
     if (budget == 0 || mem_charged() < budget)
         return false;
     if (!atomic_exchange(&budget_said, true))
         log_warning("the agent's tables reached memory=%zu (MB): %s are counted under "
-                    "<memory budget reached> from now on (totals stay exact)",
+                    "<memory_budget_reached> from now on (totals stay exact)",
                     budget >> 20, what);
     return true;
 }

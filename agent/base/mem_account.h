@@ -29,6 +29,8 @@ size_t mem_budget(void);
 /* Whether the tables hold the budget or more: a table then makes no new entry. The first time
  * it says so, one line on stderr names what (`what`: "new stacks") is counted where instead. */
 bool mem_budget_reached(const char *what);
+/* The same without the line on stderr. */
+bool mem_budget_passed(void);
 
 /* One table's figures, for the report. */
 struct mem_use {

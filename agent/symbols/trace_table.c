@@ -25,7 +25,7 @@ static struct segarray traces;          /* serial = index + 1 */
 #define RAW_FRAME_BYTES (sizeof(jmethodID) + sizeof(int32_t))
 
 /* Past the memory budget (memory=), new stacks are counted under one trace (one per thread
- * with thread=y): one frame, <memory budget reached>.<new stacks>, made when the budget is
+ * with thread=y): one frame, <memory_budget_reached>.<new_stacks>, made when the budget is
  * first reached. */
 static pthread_mutex_t overflow_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(uint32_t) overflow_frame;
@@ -109,8 +109,8 @@ uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial)
         pthread_mutex_lock(&overflow_lock);
         jmethodID id = (jmethodID)(void *)&overflow_method_id;
         frame = atomic_load(&overflow_frame);
-        uint32_t cls = frame ? 0 : classes_register_synthetic("<memory budget reached>");
-        if (cls && frames_register_synthetic(id, cls, "<new stacks>"))
+        uint32_t cls = frame ? 0 : classes_register_synthetic("<memory_budget_reached>");
+        if (cls && frames_register_synthetic(id, cls, "<new_stacks>"))
             atomic_store(&overflow_frame, frame = frames_intern(jvmti, id, 0));
         pthread_mutex_unlock(&overflow_lock);
     }

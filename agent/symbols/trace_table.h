@@ -30,7 +30,7 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
                        uint32_t thread_serial);
 
 /* The trace new stacks of thread_serial (0 unless thread=y) are counted under past the memory
- * budget (memory=): one frame, <memory budget reached>.<new stacks>, made on first call.
+ * budget (memory=): one frame, <memory_budget_reached>.<new_stacks>, made on first call.
  * HPROF_TRACE_SERIAL_NONE when even that cannot be made. */
 uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial);
 
