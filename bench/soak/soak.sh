@@ -11,8 +11,11 @@
 #   bench/soak/soak.sh <libhprof.so> [java] [new_s] [quiet_s] [configs...]
 #   e.g. bench/soak/soak.sh build/agent/libhprof.so java 360 60
 #        bench/soak/soak.sh build/agent/libhprof.so /usr/lib/jvm/temurin-25-jdk-amd64/bin/java 120 30
-# A configuration is "none", an option string of the agent, or "sigquit:<options>" (with no
-# new classes after NEW s, three SIGQUIT dumps 20 s apart in the quiet part; QUIET >= 90).
+# A configuration is "none", an option string of the agent, "sigquit:<options>" (with no
+# new classes after NEW s, three SIGQUIT dumps 20 s apart in the quiet part; QUIET >= 90), or
+# "floor:<ids|cml|ids,cml>": not the agent but bench/cpu-samples/floor_samples_agent.c, what the
+# VM itself keeps for an agent (ids: a jmethodID for every method at ClassPrepare, as
+# cpu=samples asks; heap=sites and cpu=times make them for the methods they meet).
 # The default configurations are the issue's: none, heap=sites,cpu=samples,monitor=y,depth=8,
 # heap=sites,format=b, cpu=times. Raw outputs stay in $SOAK_KEEP if set.
 set -euo pipefail
@@ -30,13 +33,19 @@ mkdir -p "$work"
 [ -n "${SOAK_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 jhome=$(dirname "$(dirname "$(readlink -f "$(command -v "$java")")")")
 "$jhome/bin/javac" --release 17 -d "$work/classes" "$here"/*.java
+cc -O2 -shared -fPIC -I"$jhome/include" -I"$jhome/include/linux" -o "$work/libfloor.so" \
+  "$here/../cpu-samples/floor_samples_agent.c"
 
 pids=()
 for i in "${!configs[@]}"; do
   c=${configs[$i]}
   opts=${c#sigquit:}
   agent=()
-  [ "$opts" = none ] || agent=("-agentpath:$lib=$opts,file=$work/out$i.hprof")
+  case $opts in
+    none) ;;
+    floor:*) agent=("-agentpath:$work/libfloor.so=${opts#floor:}") ;;
+    *) agent=("-agentpath:$lib=$opts,file=$work/out$i.hprof") ;;
+  esac
   "$jhome/bin/java" -Xms128m -Xmx128m -XX:+AlwaysPreTouch "${agent[@]}" -cp "$work/classes" \
     Soak "$new_s" "$quiet_s" > "$work/rss$i.txt" 2> "$work/err$i.txt" &
   pids[$i]=$!
