@@ -1,6 +1,7 @@
 #include "mem_account.h"
 
 #include <stdatomic.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,6 +108,14 @@ static void add_part(const char *name, const struct mem_use *u, void *ctx)
     else
         n = snprintf(l->text + l->len, room, "%s%s %zu B", l->len ? ", " : "", name, u->bytes);
     l->len += n > 0 ? (size_t)n : 0;
+}
+
+void mem_account_dump_done(void)
+{
+    /* A dump allocates rows, copies and the VM's heap-walk state, and frees them: give the
+     * pages back, or the process keeps them (glibc keeps freed memory in its arenas). */
+    malloc_trim(0);
+    mem_account_log();
 }
 
 void mem_account_log(void)

@@ -49,5 +49,8 @@ size_t mem_account_each(void (*line)(const char *name, const struct mem_use *use
 /* verbose=y: one line on stderr with each table's entries and bytes per entry, and the total
  * (at each dump). */
 void mem_account_log(void);
+/* After each dump: frees the pages the dump left unused in the allocator's arenas (malloc_trim),
+ * then mem_account_log. */
+void mem_account_dump_done(void);
 
 #endif

@@ -77,7 +77,7 @@ void dump_all(const struct dump_request *req)
         ok = !writer_failed(w);
     }
     emit_end();
-    mem_account_log();
+    mem_account_dump_done();
     if (ok && !output_wait_sent(0, &left))
         log_info("dump to %s done; %.1f MB of it still being sent", output_name(),
                  (double)left / 1048576.0);
