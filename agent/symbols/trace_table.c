@@ -89,12 +89,12 @@ static uint32_t add_trace(const uint32_t *frames, jint n, uint32_t thread_serial
     uint32_t i = segarray_append(&traces);
     if (i == UINT32_MAX)
         return HPROF_TRACE_SERIAL_NONE;
-    const void *stored = NULL;
-    if (!keymap_put_ref(traces_by_frames, frames, frames_len, i + 1, &stored))
-        return HPROF_TRACE_SERIAL_NONE; /* out of memory: an empty trace nobody names */
     struct trace_info *t = segarray_at(&traces, i);
     t->serial = i + 1;
     t->thread_serial = thread_serial;
+    const void *stored = NULL;
+    if (!keymap_put_ref(traces_by_frames, frames, frames_len, i + 1, &stored))
+        return HPROF_TRACE_SERIAL_NONE; /* out of memory: an empty trace nobody names */
     t->nframes = (uint32_t)n;
     t->frames = (uint32_t *)stored;
     return i + 1;
