@@ -319,6 +319,12 @@ static const struct opt_desc option_table[] = {
     {.name = "gc_okay", .allowed = "y|n", .set = set_gc_okay},
     {.name = "gz", YES_NO, FIELD_OF(gzip)},
     {.name = "sampler", .allowed = "async|safepoint", .set = set_sampler},
+    {.name = "memory",
+     .allowed = "an integer from 0 to 1048576 (MB; 0 = no budget)",
+     .set = set_int,
+     FIELD_OF(memory_mb),
+     .min = 0,
+     .max = HPROF_MEMORY_MAX_MB},
     {.name = "sites_interval",
      .allowed = "an integer from 0 to 1073741824 (bytes)",
      .set = set_u64,
@@ -476,6 +482,7 @@ void options_defaults(struct hprof_options *opts)
     opts->doe = true;
     opts->force = true;
     opts->verbose = true;
+    opts->memory_mb = HPROF_MEMORY_DEFAULT_MB;
 }
 
 void options_free(struct hprof_options *opts)
@@ -639,6 +646,10 @@ static const char help_text[] =
     "sampler=async|        cpu=samples: signals on CPU   async\n"
     "        safepoint      timers + AsyncGetCallTrace, or\n"
     "                       the old safepoint sampler\n"
+    "memory=<MB>            the agent's tables grow to     256\n"
+    "                       <MB> at most, then count new\n"
+    "                       stacks under one entry (0 = no\n"
+    "                       limit)\n"
     "sites_interval=<bytes> heap=sites: sample one         0\n"
     "                       allocation per <bytes> bytes\n"
     "                       (0 = count every allocation)\n"

@@ -15,7 +15,9 @@
 /* Allowed ranges of the numeric options (doc/options.md). Agent code may size buffers by
  * HPROF_DEPTH_MAX. */
 #define HPROF_DEPTH_MAX 1024
-#define HPROF_INTERVAL_MAX_MS 1000000                /* 1000 s */
+#define HPROF_INTERVAL_MAX_MS 1000000 /* 1000 s */
+#define HPROF_MEMORY_MAX_MB 1048576   /* memory=: 1 TiB */
+#define HPROF_MEMORY_DEFAULT_MB 256
 #define HPROF_SITES_INTERVAL_MAX (UINT64_C(1) << 30) /* 1 GiB */
 #define HPROF_NET_PORT_MAX 65535
 
@@ -54,6 +56,7 @@ struct hprof_options {
     bool gzip;                  /* gz=y|n: extension, gzip members for binary output */
     enum hprof_sampler sampler; /* sampler=async|safepoint: extension, default async */
     uint64_t sites_interval;    /* sites_interval=<bytes>: extension, 0 = exact sites */
+    int memory_mb;              /* memory=<MB>: extension, the tables' budget, 0 = none */
     char warnings[512];         /* non-fatal notes (gc_okay, msa), one per line */
                                 /* (each line ends with '\n'; "" when none) */
 };

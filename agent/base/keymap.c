@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_account.h"
+
 /* Open addressing with linear probing; slots hold the hash, so most probes compare no keys.
  * Keys live in chunks that are never moved, so growing the table copies only slots. */
 struct slot {
@@ -23,9 +25,11 @@ struct keymap {
     size_t capacity; /* a power of two */
     size_t count;
     struct chunk *chunks;
+    size_t bytes; /* every block, as mem_account counts them */
 };
 
 #define CHUNK_MIN (64 * 1024)
+#define CHUNK_FIRST 1024
 
 uint64_t keymap_hash(const void *key, size_t len)
 {
@@ -53,6 +57,8 @@ struct keymap *keymap_new(size_t initial_capacity)
         return NULL;
     }
     m->capacity = cap;
+    m->bytes = mem_block(sizeof *m) + mem_block(cap * sizeof *m->slots);
+    mem_charge(m->bytes);
     return m;
 }
 
@@ -67,6 +73,7 @@ void keymap_free(struct keymap *m)
         c = next;
     }
     free(m->slots);
+    mem_uncharge(m->bytes);
     free(m);
 }
 
@@ -95,7 +102,10 @@ static const uint8_t *copy_key(struct keymap *m, const void *key, size_t len)
 {
     struct chunk *c = m->chunks;
     if (!c || c->size - c->used < len) {
-        size_t size = len > CHUNK_MIN ? len : CHUNK_MIN;
+        /* Chunks double from 1 KiB to 64 KiB: a small map (a class's methods) costs little. */
+        size_t size = c ? c->size * 2 : CHUNK_FIRST;
+        size = size > CHUNK_MIN ? CHUNK_MIN : size;
+        size = len > size ? len : size;
         c = malloc(sizeof *c + size);
         if (!c)
             return NULL;
@@ -103,6 +113,8 @@ static const uint8_t *copy_key(struct keymap *m, const void *key, size_t len)
         c->used = 0;
         c->next = m->chunks;
         m->chunks = c;
+        m->bytes += mem_block(sizeof *c + size);
+        mem_charge(mem_block(sizeof *c + size));
     }
     uint8_t *dst = c->data + c->used;
     if (len)
@@ -129,6 +141,9 @@ static bool grow(struct keymap *m)
         slots[j] = s;
     }
     free(m->slots);
+    size_t more = mem_block(cap * sizeof *slots) - mem_block(m->capacity * sizeof *slots);
+    m->bytes += more;
+    mem_charge(more);
     m->slots = slots;
     m->capacity = cap;
     return true;
@@ -136,12 +151,21 @@ static bool grow(struct keymap *m)
 
 uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t value)
 {
+    return keymap_put_ref(m, key, len, value, NULL);
+}
+
+uint32_t keymap_put_ref(struct keymap *m, const void *key, size_t len, uint32_t value,
+                        const void **stored)
+{
     if (len > UINT32_MAX)
         return 0;
     uint64_t h = keymap_hash(key, len);
     struct slot *s = (struct slot *)find(m, key, len, h);
-    if (s->hash != 0)
+    if (s->hash != 0) {
+        if (stored)
+            *stored = s->key;
         return s->value;
+    }
     if ((m->count + 1) * 4 > m->capacity * 3) { /* keep the load under 3/4 */
         if (!grow(m))
             return 0;
@@ -155,10 +179,17 @@ uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t valu
     s->len = (uint32_t)len;
     s->value = value;
     m->count++;
+    if (stored)
+        *stored = copy;
     return value;
 }
 
 size_t keymap_count(const struct keymap *m)
 {
     return m->count;
+}
+
+size_t keymap_bytes(const struct keymap *m)
+{
+    return m ? m->bytes : 0;
 }

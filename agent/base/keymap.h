@@ -20,7 +20,14 @@ bool keymap_get(const struct keymap *m, const void *key, size_t len, uint32_t *v
  * if key was already there), or 0 if memory ran out (0 is never a valid value). */
 uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t value);
 
+/* The same, and *stored (if not NULL) is the map's own copy of the key, which stays where it is
+ * until keymap_free (8-byte aligned): a table can keep its entries' data there, once. */
+uint32_t keymap_put_ref(struct keymap *m, const void *key, size_t len, uint32_t value,
+                        const void **stored);
+
 size_t keymap_count(const struct keymap *m);
+/* What the map holds (index and keys), charged to mem_account; 0 for NULL. */
+size_t keymap_bytes(const struct keymap *m);
 
 /* FNV-1a over bytes; exposed so tables can pre-hash. */
 uint64_t keymap_hash(const void *key, size_t len);

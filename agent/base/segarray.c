@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_account.h"
+
 void segarray_init(struct segarray *a, size_t elem_size)
 {
     memset(a, 0, sizeof *a);
@@ -20,6 +22,7 @@ uint32_t segarray_append(struct segarray *a)
         if (!chunk)
             return UINT32_MAX;
         atomic_store_explicit(&a->chunks[c], chunk, memory_order_release);
+        mem_charge(mem_block(SEG_CHUNK * a->elem_size));
     }
     atomic_store_explicit(&a->count, i + 1, memory_order_release);
     return i;
@@ -28,8 +31,18 @@ uint32_t segarray_append(struct segarray *a)
 void segarray_free(struct segarray *a)
 {
     for (uint32_t c = 0; c < SEG_CHUNKS; c++) {
-        free(atomic_load_explicit(&a->chunks[c], memory_order_relaxed));
+        void *chunk = atomic_load_explicit(&a->chunks[c], memory_order_relaxed);
+        if (chunk)
+            mem_uncharge(mem_block(SEG_CHUNK * a->elem_size));
+        free(chunk);
         atomic_store_explicit(&a->chunks[c], NULL, memory_order_relaxed);
     }
     atomic_store_explicit(&a->count, 0, memory_order_relaxed);
+}
+
+size_t segarray_bytes(struct segarray *a)
+{
+    uint32_t n = segarray_count(a);
+    size_t chunks = (n + SEG_CHUNK - 1) >> SEG_CHUNK_BITS;
+    return chunks * mem_block(SEG_CHUNK * a->elem_size);
 }

@@ -25,6 +25,8 @@ void segarray_init(struct segarray *a, size_t elem_size);
 uint32_t segarray_append(struct segarray *a);
 /* Frees every chunk; the array is empty again (elements' own allocations are the caller's). */
 void segarray_free(struct segarray *a);
+/* The chunks' bytes (charged to mem_account); the struct itself is the caller's. */
+size_t segarray_bytes(struct segarray *a);
 
 static inline void *segarray_at(struct segarray *a, uint32_t i)
 {

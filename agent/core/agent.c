@@ -17,6 +17,7 @@
 #include "control_listener.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "mem_account.h"
 #include "monitors.h"
 #include "options.h"
 #include "output.h"
@@ -211,6 +212,7 @@ static enum start_result start_agent(JavaVM *vm, const char *option_string, bool
     if (options.warnings[0])
         fputs(options.warnings, stderr);
     log_set_verbose(options.verbose);
+    mem_account_start((size_t)options.memory_mb << 20);
 
     jvmtiEnv *jvmti = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_11) != JNI_OK || !jvmti) {

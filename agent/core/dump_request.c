@@ -7,6 +7,7 @@
 #include "emit.h"
 #include "env_knobs.h"
 #include "log.h"
+#include "mem_account.h"
 #include "output.h"
 
 static const struct hprof_profile *const *active;
@@ -87,6 +88,7 @@ void dump_all(const struct dump_request *req)
     }
     bool ok = false;
     emit_section(NULL, flush_output, &ok);
+    mem_account_dump_done();
     if (ok && !output_wait_sent(0, &left))
         log_info("dump to %s done; %.1f MB of it still being sent", output_name(),
                  (double)left / 1048576.0);

@@ -6,6 +6,7 @@
 
 #include "jvmti_util.h"
 #include "log.h"
+#include "mem_account.h"
 #include "names.h"
 #include "segarray.h"
 #include "string_table.h"
@@ -14,6 +15,15 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segarray entries; /* serial = index + 1 */
 static jvmtiEnv *watch_env;     /* the unload watcher: class objects tagged, ObjectFree on */
+static size_t name_bytes;       /* the entries' names and signatures; under the lock */
+
+static void classes_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&lock);
+    u->entries = segarray_count(&entries);
+    u->bytes = segarray_bytes(&entries) + name_bytes;
+    pthread_mutex_unlock(&lock);
+}
 
 /* ObjectFree of the unload watcher: only class objects carry tags there. No JVMTI calls. */
 static void JNICALL on_class_free(jvmtiEnv *jvmti, jlong tag)
@@ -55,6 +65,7 @@ static void watch_unloads(void)
 int classes_init(void)
 {
     segarray_init(&entries, sizeof(struct class_info));
+    mem_account_register("classes", classes_measure);
     watch_unloads();
     return 0;
 }
@@ -97,6 +108,9 @@ static struct class_info *append_locked(hprof_id name_id, char *name, char *sig)
     c->name = name;
     c->signature = sig;
     c->array_type = names_array_type(sig);
+    size_t names = mem_block(strlen(name) + 1) + mem_block(strlen(sig) + 1);
+    name_bytes += names;
+    mem_charge(names);
     return c;
 }
 
@@ -200,6 +214,8 @@ void classes_teardown(void)
         free((char *)c->signature);
     }
     segarray_free(&entries);
+    mem_uncharge(name_bytes);
+    name_bytes = 0;
     if (watch_env)
         (*watch_env)->DisposeEnvironment(watch_env);
     watch_env = NULL;

@@ -1,6 +1,7 @@
 #include "frame_table.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "class_table.h"
 #include "jvmti_util.h"
 #include "keymap.h"
+#include "mem_account.h"
 #include "segarray.h"
 #include "string_table.h"
 
@@ -20,6 +22,38 @@ static struct keymap *frames_by_key;  /* (jmethodID, location) -> serial */
 static struct keymap *frames_by_line; /* (jmethodID, line) -> serial */
 static struct segarray methods, frames;
 static bool with_lines = true;
+static _Atomic(size_t) line_bytes; /* the methods' line tables */
+
+static void methods_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&lock);
+    u->entries = segarray_count(&methods);
+    u->bytes = keymap_bytes(methods_by_id) + segarray_bytes(&methods) + line_bytes;
+    pthread_mutex_unlock(&lock);
+}
+
+static void frames_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&lock);
+    u->entries = segarray_count(&frames);
+    u->bytes = keymap_bytes(frames_by_key) + keymap_bytes(frames_by_line) + segarray_bytes(&frames);
+    pthread_mutex_unlock(&lock);
+}
+
+/* The line tables are charged when a method's entry keeps one, uncharged when it is freed. */
+static void lines_charge(const struct method_info *m, bool charge)
+{
+    if (!m->lines)
+        return;
+    size_t b = mem_block(sizeof *m->lines * (size_t)m->nlines);
+    if (charge) {
+        atomic_fetch_add(&line_bytes, b);
+        mem_charge(b);
+    } else {
+        atomic_fetch_sub(&line_bytes, b);
+        mem_uncharge(b);
+    }
+}
 
 int frames_init(bool lineno)
 {
@@ -29,6 +63,8 @@ int frames_init(bool lineno)
     methods_by_id = keymap_new(8192);
     frames_by_key = keymap_new(16384);
     frames_by_line = keymap_new(16384);
+    mem_account_register("methods", methods_measure);
+    mem_account_register("frames", frames_measure);
     return methods_by_id && frames_by_key && frames_by_line ? 0 : -1;
 }
 
@@ -102,6 +138,7 @@ const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method)
         if (i != UINT32_MAX && keymap_put(methods_by_id, &method, sizeof method, i + 1)) {
             struct method_info *slot = segarray_at(&methods, i);
             *slot = m;
+            lines_charge(slot, true);
             result = slot;
         } else {
             free(m.lines);
@@ -230,8 +267,11 @@ void frames_method_label(uint32_t serial, char *buf, size_t len)
 void frames_teardown(void)
 {
     uint32_t n = segarray_count(&methods);
-    for (uint32_t i = 0; i < n; i++)
-        free(((struct method_info *)segarray_at(&methods, i))->lines);
+    for (uint32_t i = 0; i < n; i++) {
+        struct method_info *m = segarray_at(&methods, i);
+        lines_charge(m, false);
+        free(m->lines);
+    }
     segarray_free(&methods);
     segarray_free(&frames);
     keymap_free(methods_by_id);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "keymap.h"
+#include "mem_account.h"
 #include "segarray.h"
 
 struct string_entry {
@@ -15,11 +16,21 @@ struct string_entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct keymap *index_by_text;
 static struct segarray entries; /* id = index + 1 */
+static size_t text_bytes;       /* the copies of the texts; under the lock */
+
+static void strings_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&lock);
+    u->entries = segarray_count(&entries);
+    u->bytes = keymap_bytes(index_by_text) + segarray_bytes(&entries) + text_bytes;
+    pthread_mutex_unlock(&lock);
+}
 
 int strings_init(void)
 {
     segarray_init(&entries, sizeof(struct string_entry));
     index_by_text = keymap_new(4096);
+    mem_account_register("strings", strings_measure);
     return index_by_text ? 0 : -1;
 }
 
@@ -38,6 +49,8 @@ hprof_id strings_intern(const char *s)
             struct string_entry *e = segarray_at(&entries, i);
             e->text = copy;
             e->len = len;
+            text_bytes += mem_block(len + 1);
+            mem_charge(mem_block(len + 1));
             id = keymap_put(index_by_text, s, len, i + 1);
         } else {
             free(copy);
@@ -60,6 +73,8 @@ void strings_teardown(void)
     for (uint32_t i = 0; i < n; i++)
         free((char *)((struct string_entry *)segarray_at(&entries, i))->text);
     segarray_free(&entries);
+    mem_uncharge(text_bytes);
+    text_bytes = 0;
     keymap_free(index_by_text);
     index_by_text = NULL;
 }

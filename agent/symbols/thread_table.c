@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jvmti_util.h"
+#include "mem_account.h"
 #include "segarray.h"
 #include "string_table.h"
 #include "tags.h"
@@ -11,9 +12,16 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segarray entries; /* serial = index + 1 */
 
+static void threads_measure(struct mem_use *u)
+{
+    u->entries = segarray_count(&entries);
+    u->bytes = segarray_bytes(&entries);
+}
+
 int threads_init(void)
 {
     segarray_init(&entries, sizeof(struct thread_info));
+    mem_account_register("threads", threads_measure);
     return 0;
 }
 

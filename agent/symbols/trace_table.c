@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "frame_table.h"
+#include "class_table.h"
 #include "keymap.h"
+#include "mem_account.h"
 #include "segarray.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -18,10 +20,26 @@ static struct keymap *traces_by_key;    /* thread serial, raw frames -> serial *
 static struct keymap *traces_by_frames; /* thread serial, frame serials -> serial */
 static struct segarray traces;          /* serial = index + 1 */
 
-struct raw_frame {
-    jmethodID method;
-    jlocation location;
-};
+/* A raw frame in a key: the method and its location, which is a bytecode index (below 65536)
+ * or -1, so 32 bits hold it: 12 bytes a frame instead of 16. */
+#define RAW_FRAME_BYTES (sizeof(jmethodID) + sizeof(int32_t))
+
+/* Past the memory budget (memory=), new stacks are counted under one trace (one per thread
+ * with thread=y): one frame, <memory_budget_reached>.<new_stacks>, made when the budget is
+ * first reached. */
+static pthread_mutex_t overflow_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(uint32_t) overflow_frame;
+static char overflow_method_id; /* its address names the pseudo-method */
+
+static void traces_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&lock);
+    u->entries = segarray_count(&traces);
+    /* A trace's frames live in traces_by_frames' copy of its key: counted once, there. */
+    u->bytes =
+        keymap_bytes(traces_by_key) + keymap_bytes(traces_by_frames) + segarray_bytes(&traces);
+    pthread_mutex_unlock(&lock);
+}
 
 static _Atomic(int) max_depth;
 
@@ -40,6 +58,7 @@ int traces_init(int depth)
     segarray_init(&traces, sizeof(struct trace_info));
     traces_by_key = keymap_new(16384);
     traces_by_frames = keymap_new(16384);
+    mem_account_register("traces", traces_measure);
     if (!traces_by_key || !traces_by_frames)
         return -1;
     uint32_t i = segarray_append(&traces); /* serial 1: the empty trace */
@@ -54,17 +73,18 @@ static size_t make_key(uint8_t *key, const jvmtiFrameInfo *frames, jint n, uint3
     memcpy(key, &thread, sizeof thread);
     size_t off = sizeof thread;
     for (jint i = 0; i < n; i++) {
-        struct raw_frame r = {frames[i].method, frames[i].location};
-        memcpy(key + off, &r, sizeof r);
-        off += sizeof r;
+        int32_t location = (int32_t)frames[i].location;
+        memcpy(key + off, &frames[i].method, sizeof frames[i].method);
+        memcpy(key + off + sizeof frames[i].method, &location, sizeof location);
+        off += RAW_FRAME_BYTES;
     }
     return off;
 }
 
-/* A new trace of the n frame serials in *serials (followed by the thread serial: the frames
- * key, frames_len bytes), which it takes over (*serials set to NULL). Under the lock. */
-static uint32_t add_trace(uint32_t *frames, jint n, uint32_t thread_serial, size_t frames_len,
-                          uint32_t **serials)
+/* A new trace of the n frame serials in frames (followed by the thread serial: the frames key,
+ * frames_len bytes). The trace keeps no copy of its own: its frames are traces_by_frames' copy
+ * of the key, which never moves. Under the lock. */
+static uint32_t add_trace(const uint32_t *frames, jint n, uint32_t thread_serial, size_t frames_len)
 {
     uint32_t i = segarray_append(&traces);
     if (i == UINT32_MAX)
@@ -72,12 +92,36 @@ static uint32_t add_trace(uint32_t *frames, jint n, uint32_t thread_serial, size
     struct trace_info *t = segarray_at(&traces, i);
     t->serial = i + 1;
     t->thread_serial = thread_serial;
+    const void *stored = NULL;
+    if (!keymap_put_ref(traces_by_frames, frames, frames_len, i + 1, &stored))
+        return HPROF_TRACE_SERIAL_NONE; /* out of memory: an empty trace nobody names */
     t->nframes = (uint32_t)n;
-    t->frames = frames;
-    *serials = NULL;
-    /* Out of memory: a trace nobody names (written, never referred to). */
-    return keymap_put(traces_by_frames, frames, frames_len, i + 1) ? i + 1
-                                                                   : HPROF_TRACE_SERIAL_NONE;
+    t->frames = (uint32_t *)stored;
+    return i + 1;
+}
+
+/* The trace new stacks are counted under past the budget; made on first need (its frame and
+ * class are two small entries). HPROF_TRACE_SERIAL_NONE if even that fails. */
+uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial)
+{
+    uint32_t frame = atomic_load(&overflow_frame);
+    if (!frame) {
+        pthread_mutex_lock(&overflow_lock);
+        jmethodID id = (jmethodID)(void *)&overflow_method_id;
+        frame = atomic_load(&overflow_frame);
+        uint32_t cls = frame ? 0 : classes_register_synthetic("<memory_budget_reached>");
+        if (cls && frames_register_synthetic(id, cls, "<new_stacks>"))
+            atomic_store(&overflow_frame, frame = frames_intern(jvmti, id, 0));
+        pthread_mutex_unlock(&overflow_lock);
+    }
+    if (!frame)
+        return HPROF_TRACE_SERIAL_NONE;
+    uint32_t key[2] = {frame, thread_serial}, serial = HPROF_TRACE_SERIAL_NONE;
+    pthread_mutex_lock(&lock);
+    if (!keymap_get(traces_by_frames, key, sizeof key, &serial))
+        serial = add_trace(key, 1, thread_serial, sizeof key);
+    pthread_mutex_unlock(&lock);
+    return serial;
 }
 
 uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
@@ -85,8 +129,8 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
 {
     if (n <= 0)
         return HPROF_TRACE_SERIAL_NONE;
-    uint8_t small[4 + 16 * 16];
-    size_t need = 4 + sizeof(struct raw_frame) * (size_t)n;
+    uint8_t small[4 + RAW_FRAME_BYTES * 16];
+    size_t need = 4 + RAW_FRAME_BYTES * (size_t)n;
     uint8_t *key = need <= sizeof small ? small : malloc(need);
     if (!key)
         return HPROF_TRACE_SERIAL_NONE;
@@ -97,7 +141,9 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
     bool found = keymap_get(traces_by_key, key, len, &serial);
     pthread_mutex_unlock(&lock);
 
-    if (!found) {
+    if (!found && mem_budget_reached("new stacks")) {
+        serial = traces_overflow(jvmti, thread_serial);
+    } else if (!found) {
         /* New raw stack: resolve its frames outside the lock. */
         uint32_t *serials = malloc(sizeof *serials * ((size_t)n + 1));
         bool ok = serials != NULL;
@@ -111,7 +157,7 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
             serial = HPROF_TRACE_SERIAL_NONE;
         } else if (!keymap_get(traces_by_key, key, len, &serial)) {
             if (!keymap_get(traces_by_frames, serials, frames_len, &serial))
-                serial = add_trace(serials, n, thread_serial, frames_len, &serials);
+                serial = add_trace(serials, n, thread_serial, frames_len);
             if (serial != HPROF_TRACE_SERIAL_NONE && !keymap_put(traces_by_key, key, len, serial))
                 serial = HPROF_TRACE_SERIAL_NONE;
         }
@@ -147,10 +193,8 @@ void traces_top_label(uint32_t serial, char *buf, size_t len)
 
 void traces_teardown(void)
 {
-    uint32_t n = segarray_count(&traces);
-    for (uint32_t i = 0; i < n; i++)
-        free(((struct trace_info *)segarray_at(&traces, i))->frames);
     segarray_free(&traces);
+    atomic_store(&overflow_frame, 0);
     keymap_free(traces_by_key);
     keymap_free(traces_by_frames);
     traces_by_key = traces_by_frames = NULL;

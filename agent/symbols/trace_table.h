@@ -14,7 +14,7 @@ struct trace_info {
     uint32_t serial;
     uint32_t thread_serial; /* 0 unless thread=y */
     uint32_t nframes;
-    uint32_t *frames; /* frame serials, top first */
+    uint32_t *frames; /* frame serials, top first (in the table's index: never freed alone) */
 };
 
 int traces_init(int depth);
@@ -28,6 +28,11 @@ void traces_set_depth(int depth);
  * when a frame cannot be read. */
 uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
                        uint32_t thread_serial);
+
+/* The trace new stacks of thread_serial (0 unless thread=y) are counted under past the memory
+ * budget (memory=): one frame, <memory_budget_reached>.<new_stacks>, made on first call.
+ * HPROF_TRACE_SERIAL_NONE when even that cannot be made. */
+uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial);
 
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
 void traces_teardown(void);

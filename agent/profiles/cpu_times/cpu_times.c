@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "mem_account.h"
 #include "emit.h"
 #include "output.h"
 #include "ranking.h"
@@ -335,8 +336,14 @@ static uint64_t ns_to_ms(uint64_t ns)
 }
 
 /* "java.lang.String.hashCode" of a frame, malloc'ed; NULL when unknown. */
+#define OVERFLOW_LABEL "<memory_budget_reached>.<new_stacks>"
+
 static char *frame_label(shadow_frame f, const char **desc)
 {
+    if (f == SHADOW_FRAME_OVERFLOW) {
+        *desc = "()V";
+        return strdup(OVERFLOW_LABEL);
+    }
     const char *cls, *method;
     if (!tracked_classes_describe(SHADOW_CNUM(f), SHADOW_MNUM(f), &cls, &method, desc))
         return NULL;
@@ -347,8 +354,11 @@ static char *frame_label(shadow_frame f, const char **desc)
     return s;
 }
 
-static uint32_t trace_of(jvmtiEnv *jvmti, const struct shadow_total *r)
+/* The row's trace; *overflow: it holds the overflow frame (past memory=), so it is counted
+ * under the thread's overflow trace. */
+static uint32_t trace_of(jvmtiEnv *jvmti, const struct shadow_total *r, bool *overflow)
 {
+    *overflow = false;
     if (r->n == 0)
         return HPROF_TRACE_SERIAL_NONE;
     jvmtiFrameInfo small[16];
@@ -357,14 +367,25 @@ static uint32_t trace_of(jvmtiEnv *jvmti, const struct shadow_total *r)
         return HPROF_TRACE_SERIAL_NONE;
     uint32_t serial = HPROF_TRACE_SERIAL_NONE;
     bool known = true;
+    for (uint32_t k = 0; k < r->n; k++)
+        if (r->frames[k] == SHADOW_FRAME_OVERFLOW) /* past the budget: one trace for all */
+            known = false;
+    if (!known) {
+        serial = traces_overflow(jvmti, r->thread);
+        *overflow = true;
+    }
     for (uint32_t k = 0; k < r->n && known; k++) {
         frames[k].method =
             tracked_classes_method(SHADOW_CNUM(r->frames[k]), SHADOW_MNUM(r->frames[k]));
         frames[k].location = -1; /* where in the caller is not tracked */
         known = frames[k].method != NULL;
     }
-    if (known)
+    if (known) {
         serial = traces_intern(jvmti, frames, (jint)r->n, r->thread);
+        /* A stack first seen at this dump, past the budget, is counted as overflow too. */
+        *overflow = mem_budget_passed() && serial != HPROF_TRACE_SERIAL_NONE &&
+                    serial == traces_overflow(jvmti, r->thread);
+    }
     if (frames != small)
         free(frames);
     return serial;
@@ -396,8 +417,10 @@ static void write_cpu_times(const struct dump_request *req, struct shadow_totals
     for (size_t i = 0; i < n; i++) {
         const struct shadow_total *r = shadow_totals_at(s, i);
         const char *desc;
-        labels[i] = r->n ? frame_label(r->frames[0], &desc) : NULL;
-        rows[i].trace_serial = trace_of(req->jvmti, r);
+        bool overflow;
+        rows[i].trace_serial = trace_of(req->jvmti, r, &overflow);
+        labels[i] =
+            r->n ? frame_label(overflow ? SHADOW_FRAME_OVERFLOW : r->frames[0], &desc) : NULL;
         rows[i].count = r->calls;
         rows[i].cost = tracker_natives_ticks_to_ns(r->self);
         rows[i].method = labels[i];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "keymap.h"
+#include "mem_account.h"
 
 /* Address-stable storage that grows by doubling chunks (64, 128, 256, ... elements), so
  * a thread that makes few traces costs little and readers never see an element move. */
@@ -33,8 +34,11 @@ static inline void *chunked_at(const struct chunked *c, uint32_t i)
     return p + (size_t)off * c->elem;
 }
 
+struct shadow_thread;
+static void account(struct shadow_thread *t, size_t size, bool add);
+
 /* Reserves element count (zeroed) without publishing it; UINT32_MAX when out of memory. */
-static uint32_t chunked_reserve(struct chunked *c)
+static uint32_t chunked_reserve(struct shadow_thread *t, struct chunked *c)
 {
     uint32_t i = atomic_load_explicit(&c->count, memory_order_relaxed);
     uint32_t off;
@@ -45,6 +49,7 @@ static uint32_t chunked_reserve(struct chunked *c)
         void *p = calloc((size_t)1 << (k + CHUNK0_BITS), c->elem); /* chunk k: 64 << k */
         if (!p)
             return UINT32_MAX;
+        account(t, ((size_t)1 << (k + CHUNK0_BITS)) * c->elem, true);
         atomic_store_explicit(&c->chunk[k], p, memory_order_release);
     }
     return i;
@@ -55,10 +60,14 @@ static void chunked_publish(struct chunked *c, uint32_t i)
     atomic_store_explicit(&c->count, i + 1, memory_order_release);
 }
 
-static void chunked_free(struct chunked *c)
+static void chunked_free(struct shadow_thread *t, struct chunked *c)
 {
-    for (unsigned k = 0; k < NCHUNKS; k++)
-        free(atomic_load_explicit(&c->chunk[k], memory_order_relaxed));
+    for (unsigned k = 0; k < NCHUNKS; k++) {
+        void *p = atomic_load_explicit(&c->chunk[k], memory_order_relaxed);
+        if (p)
+            account(t, ((size_t)1 << (k + CHUNK0_BITS)) * c->elem, false);
+        free(p);
+    }
 }
 
 static inline uint64_t mix(uint64_t h)
@@ -97,7 +106,27 @@ struct shadow_thread {
     struct chunked methods; /* index 0 unused */
 
     struct shadow_stats stats;
+    _Atomic(size_t) bytes; /* every block below, as charged to mem_account */
 };
+
+/* Every block a thread's state allocates or frees goes through here, so the memory report and
+ * the budget see it. */
+static void account(struct shadow_thread *t, size_t size, bool add)
+{
+    size_t b = mem_block(size);
+    if (add) {
+        atomic_fetch_add_explicit(&t->bytes, b, memory_order_relaxed);
+        mem_charge(b);
+    } else {
+        atomic_fetch_sub_explicit(&t->bytes, b, memory_order_relaxed);
+        mem_uncharge(b);
+    }
+}
+
+size_t shadow_thread_bytes(const struct shadow_thread *t)
+{
+    return atomic_load_explicit(&((struct shadow_thread *)t)->bytes, memory_order_relaxed);
+}
 
 #define NODE(t, i) ((struct shadow_node *)chunked_at(&(t)->nodes, (i)))
 #define METHOD(t, i) ((struct shadow_method *)chunked_at(&(t)->methods, (i)))
@@ -139,13 +168,17 @@ struct shadow_thread *shadow_thread_new(bool per_method, pthread_mutex_t *grow_l
     t->stack = malloc(sizeof *t->stack * t->capacity);
     t->key_mask = 63;
     t->keys = calloc(t->key_mask + 1, sizeof *t->keys);
+    account(t, sizeof *t, true);
+    account(t, sizeof *t->stack * t->capacity, true);
+    account(t, sizeof *t->keys * (t->key_mask + 1), true);
     if (per_method) {
         t->method_mask = 63;
         t->method_slots = calloc(t->method_mask + 1, sizeof *t->method_slots);
+        account(t, sizeof *t->method_slots * (t->method_mask + 1), true);
     }
     /* node 0: the empty stack; method 0: unused */
-    uint32_t n0 = chunked_reserve(&t->nodes);
-    uint32_t m0 = per_method ? chunked_reserve(&t->methods) : 0;
+    uint32_t n0 = chunked_reserve(t, &t->nodes);
+    uint32_t m0 = per_method ? chunked_reserve(t, &t->methods) : 0;
     if (!t->stack || !t->keys || (per_method && !t->method_slots) || n0 != 0 || m0 != 0) {
         shadow_thread_free(t);
         return NULL;
@@ -167,8 +200,10 @@ void shadow_thread_free(struct shadow_thread *t)
     free(t->stack);
     free(t->keys);
     free(t->method_slots);
-    chunked_free(&t->nodes);
-    chunked_free(&t->methods);
+    chunked_free(t, &t->nodes);
+    chunked_free(t, &t->methods);
+    /* What is left is what the frees above did not count one by one. */
+    mem_uncharge(atomic_load_explicit(&t->bytes, memory_order_relaxed));
     free(t);
 }
 
@@ -265,6 +300,8 @@ static bool grow_keys(struct shadow_thread *t)
         keys[j] = n;
     }
     free(t->keys);
+    account(t, sizeof *keys * (t->key_mask + 1), false);
+    account(t, sizeof *keys * ((size_t)mask + 1), true);
     t->keys = keys;
     t->key_mask = mask;
     return true;
@@ -291,13 +328,15 @@ static uint32_t method_of(struct shadow_thread *t, shadow_frame f)
             slots[k] = i;
         }
         free(t->method_slots);
+        account(t, sizeof *slots * (t->method_mask + 1), false);
+        account(t, sizeof *slots * ((size_t)mask + 1), true);
         t->method_slots = slots;
         t->method_mask = mask;
         j = (uint32_t)mix(f) & mask;
         while (slots[j])
             j = (j + 1) & mask;
     }
-    uint32_t i = chunked_reserve(&t->methods);
+    uint32_t i = chunked_reserve(t, &t->methods);
     if (i == UINT32_MAX)
         return 0;
     METHOD(t, i)->frame = f;
@@ -328,7 +367,7 @@ static struct shadow_node *find_or_add_node(struct shadow_thread *t, shadow_fram
     uint32_t method = 0;
     if (t->per_method && (method = method_of(t, f)) == 0)
         return NULL;
-    uint32_t i = chunked_reserve(&t->nodes);
+    uint32_t i = chunked_reserve(t, &t->nodes);
     if (i == UINT32_MAX)
         return NULL;
     struct shadow_node *n = NODE(t, i);
@@ -371,6 +410,9 @@ static bool grow_children(struct shadow_thread *t, struct shadow_node *p)
     p->mask = mask;
     unlock(t);
     free(old);
+    if (old)
+        account(t, sizeof *c * (p->mask / 2 + 1), false);
+    account(t, sizeof *c * ((size_t)mask + 1), true);
     return true;
 }
 
@@ -409,6 +451,36 @@ static inline struct shadow_child *find_child(const struct shadow_node *p, uint6
     }
 }
 
+/* The key of the overflow callee at the depth of key (its depth bits). */
+static inline uint64_t overflow_key(uint64_t key)
+{
+    return SHADOW_FRAME_OVERFLOW | (key & ~FRAME_BITS);
+}
+
+/* Past the budget: the slot that counts a call of a callee new to p. From a real node, its
+ * overflow callee (one node per node); from an overflow node, that node itself, so nothing
+ * below it grows. NULL when out of memory. */
+static struct shadow_child *overflow_child(struct shadow_thread *t, struct shadow_node *p,
+                                           uint64_t key, unsigned depth)
+{
+    uint64_t k = overflow_key(key);
+    struct shadow_child *c = find_child(p, k);
+    if (c)
+        return c;
+    if (p == t->root || p->frame != SHADOW_FRAME_OVERFLOW)
+        return add_child(t, p, k, SHADOW_FRAME_OVERFLOW, depth);
+    if ((p->count + 1) * 2 > p->mask + 1 && !grow_children(t, p))
+        return NULL;
+    uint32_t j = child_hash(k) & p->mask;
+    while (atomic_load_explicit(&p->children[j].key, memory_order_relaxed))
+        j = (j + 1) & p->mask;
+    c = &p->children[j];
+    c->node = p;
+    atomic_store_explicit(&c->key, k, memory_order_release);
+    p->count++;
+    return c;
+}
+
 static bool grow_stack(struct shadow_thread *t)
 {
     if (t->capacity >= SHADOW_MAX_HEIGHT)
@@ -417,6 +489,8 @@ static bool grow_stack(struct shadow_thread *t)
     struct entry *s = realloc(t->stack, sizeof *s * cap);
     if (!s)
         return false;
+    account(t, sizeof *s * t->capacity, false);
+    account(t, sizeof *s * cap, true);
     t->stack = s;
     t->capacity = cap;
     return true;
@@ -442,7 +516,9 @@ void shadow_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigne
     struct shadow_node *p = t->height ? t->stack[t->height - 1].node : t->root;
     uint64_t key = child_key(f, depth);
     struct shadow_child *c = find_child(p, key);
-    if (__builtin_expect(!c, 0) && !(c = add_child(t, p, key, f, depth))) {
+    if (__builtin_expect(!c, 0) &&
+        !(c = mem_budget_reached("new call paths") ? overflow_child(t, p, key, depth)
+                                                   : add_child(t, p, key, f, depth))) {
         t->overflow_height++;
         t->stats.overflow++;
         return;
@@ -462,8 +538,11 @@ static inline void pop(struct shadow_thread *t, uint64_t now)
     uint64_t self = elapsed > e->child ? elapsed - e->child : 0;
     struct shadow_node *p = t->height ? t->stack[t->height - 1].node : t->root;
     struct shadow_child *c = e->slot;
-    if (__builtin_expect(p->children != e->table, 0)) /* the caller's table grew meanwhile */
+    if (__builtin_expect(p->children != e->table, 0)) { /* the caller's table grew meanwhile */
         c = find_child(p, e->key);
+        if (!c || c->node != e->node) /* counted under the overflow callee */
+            c = find_child(p, overflow_key(e->key));
+    }
     if (c)
         add_relaxed(&c->self, self);
     if (t->per_method && e->node->method) {

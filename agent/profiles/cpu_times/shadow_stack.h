@@ -25,6 +25,10 @@ typedef uint64_t shadow_frame;
 #define SHADOW_FRAME(cnum, mnum) (((uint64_t)(uint32_t)(cnum) << 32) | (uint32_t)(mnum))
 #define SHADOW_CNUM(f) ((uint32_t)((f) >> 32))
 #define SHADOW_MNUM(f) ((uint32_t)(f))
+/* The frame new call paths are counted under past the memory budget (memory=): below it every
+ * call is counted at the overflow node itself, so calls and times stay whole. No class has
+ * this number. */
+#define SHADOW_FRAME_OVERFLOW SHADOW_FRAME(UINT32_MAX, 0xFFFFu)
 
 /* Most frames a node key holds (the depth= option's maximum). */
 #define SHADOW_MAX_DEPTH 1024
@@ -76,6 +80,8 @@ struct shadow_thread;
  * it. NULL if out of memory. */
 struct shadow_thread *shadow_thread_new(bool per_method, pthread_mutex_t *grow_lock);
 void shadow_thread_free(struct shadow_thread *t);
+/* The bytes t holds (charged to mem_account). Read by another thread: a close figure. */
+size_t shadow_thread_bytes(const struct shadow_thread *t);
 
 /* depth: frames a node key keeps (1..SHADOW_MAX_DEPTH; the caller maps depth=0 to 1). When it
  * changes between calls, new nodes use the new depth. */
@@ -115,6 +121,8 @@ struct shadow_totals;
 
 struct shadow_totals *shadow_totals_new(void);
 void shadow_totals_free(struct shadow_totals *s);
+/* About the bytes s holds (its indexes and rows), for the memory report. */
+size_t shadow_totals_bytes(const struct shadow_totals *s);
 
 /* Adds what thread t counted (a running thread's counts as they are now: hold t's grow_lock),
  * its traces cut to depth frames (0 = the empty trace) and keyed by thread (pass 0 to merge

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "keymap.h"
+#include "mem_account.h"
 
 /* ---- totals ---------------------------------------------------------------------------- */
 
@@ -43,6 +44,15 @@ void shadow_totals_free(struct shadow_totals *s)
     keymap_free(s->rows_by_key);
     keymap_free(s->methods_by_frame);
     free(s);
+}
+
+size_t shadow_totals_bytes(const struct shadow_totals *s)
+{
+    size_t b = keymap_bytes(s->rows_by_key) + keymap_bytes(s->methods_by_frame);
+    b += s->cap * sizeof *s->rows + s->mcap * sizeof *s->methods;
+    for (size_t i = 0; i < s->nrows; i++)
+        b += mem_block(sizeof *s->rows[i].frames * (s->rows[i].n ? s->rows[i].n : 1));
+    return b;
 }
 
 static int add_row(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames, uint32_t n,

@@ -15,6 +15,7 @@
 #include "env_knobs.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "mem_account.h"
 #include "thread_table.h"
 
 /* ---- time -------------------------------------------------------------------------------
@@ -407,8 +408,23 @@ void tracker_natives_watch_virtual_threads(jvmtiEnv *jvmti, bool vm_has_virtual_
 
 /* ---- life cycle and reports ---------------------------------------------------------------- */
 
+/* verbose=y's memory report: the call-path nodes of every live thread and the totals of the
+ * ended ones. */
+static void tracker_natives_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&registry_lock);
+    u->entries = 0;
+    u->bytes = retired ? shadow_totals_bytes(retired) : 0;
+    for (struct tracked_thread *t = live; t; t = t->next) {
+        u->entries += shadow_node_count(t->shadow);
+        u->bytes += shadow_thread_bytes(t->shadow);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
 int tracker_natives_init(bool method_totals, bool thread_traces, int depth)
 {
+    mem_account_register("call paths", tracker_natives_measure);
     per_method = method_totals;
     per_thread = thread_traces;
     tracker_natives_set_depth(depth);

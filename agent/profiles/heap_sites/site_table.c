@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "mem_account.h"
 #include "segarray.h"
 
 /* The index: open addressing over 64-bit keys (class serial << 32 | trace serial, never 0).
@@ -31,6 +32,20 @@ static size_t used;           /* entries in the current index; under the lock */
 #define CLASS_CHUNK (1u << CLASS_CHUNK_BITS)
 #define CLASS_CHUNKS 16384u /* 16 M class serials */
 static _Atomic(struct site_class *) class_chunks[CLASS_CHUNKS];
+/* The indexes (the current and the older ones) and the class chunks, charged to mem_account. */
+static _Atomic(size_t) index_bytes, class_bytes;
+
+static void sites_measure(struct mem_use *u)
+{
+    u->entries = segarray_count(&sites);
+    u->bytes = segarray_bytes(&sites) + atomic_load(&index_bytes) + atomic_load(&class_bytes);
+}
+
+static void charge(_Atomic(size_t) *counter, size_t bytes)
+{
+    atomic_fetch_add(counter, bytes);
+    mem_charge(bytes);
+}
 
 static uint64_t mix(uint64_t k)
 {
@@ -45,8 +60,10 @@ static uint64_t mix(uint64_t k)
 static struct index *index_new(size_t capacity)
 {
     struct index *x = calloc(1, sizeof *x + capacity * sizeof(struct slot));
-    if (x)
+    if (x) {
         x->mask = capacity - 1;
+        charge(&index_bytes, mem_block(sizeof *x + capacity * sizeof(struct slot)));
+    }
     return x;
 }
 
@@ -76,6 +93,7 @@ static uint32_t index_get(const struct index *x, uint64_t key)
 int sites_init(void)
 {
     segarray_init(&sites, sizeof(struct site));
+    mem_account_register("sites", sites_measure);
     struct index *x = index_new(4096);
     if (!x)
         return -1;
@@ -92,11 +110,8 @@ void sites_free(void)
         free(x);
         x = older;
     }
-    for (uint32_t c = 0; c < SEG_CHUNKS; c++) {
-        free(atomic_load(&sites.chunks[c]));
-        atomic_store(&sites.chunks[c], NULL);
-    }
-    atomic_store(&sites.count, 0);
+    segarray_free(&sites);
+    mem_uncharge(atomic_exchange(&index_bytes, 0) + atomic_exchange(&class_bytes, 0));
     for (uint32_t c = 0; c < CLASS_CHUNKS; c++) {
         free(atomic_load(&class_chunks[c]));
         atomic_store(&class_chunks[c], NULL);
@@ -182,6 +197,7 @@ struct site_class *sites_class(uint32_t class_serial)
         if (atomic_compare_exchange_strong_explicit(&class_chunks[c], &expected, fresh,
                                                     memory_order_acq_rel, memory_order_acquire)) {
             chunk = fresh;
+            charge(&class_bytes, mem_block(CLASS_CHUNK * sizeof *fresh));
         } else {
             free(fresh); /* another thread was first */
             chunk = expected;

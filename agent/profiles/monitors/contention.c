@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "keymap.h"
+#include "mem_account.h"
 #include "ranking.h"
 #include "segarray.h"
 
@@ -14,6 +15,14 @@ struct contention_table {
     struct segarray rows; /* struct contention_row */
     uint64_t total_ns;
 };
+
+void contention_measure(struct contention_table *t, struct mem_use *u)
+{
+    pthread_mutex_lock(&t->lock);
+    u->entries += segarray_count(&t->rows);
+    u->bytes += keymap_bytes(t->index) + segarray_bytes(&t->rows);
+    pthread_mutex_unlock(&t->lock);
+}
 
 struct contention_table *contention_new(void)
 {
@@ -35,8 +44,7 @@ void contention_free(struct contention_table *t)
     if (!t)
         return;
     keymap_free(t->index);
-    for (uint32_t c = 0; c < SEG_CHUNKS; c++)
-        free(atomic_load(&t->rows.chunks[c]));
+    segarray_free(&t->rows);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }

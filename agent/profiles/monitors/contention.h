@@ -22,6 +22,9 @@ struct contention_row {
 
 struct contention_table *contention_new(void);
 void contention_free(struct contention_table *t);
+struct mem_use;
+/* Adds the table's rows and bytes to *u (verbose=y's memory report). */
+void contention_measure(struct contention_table *t, struct mem_use *u);
 
 /* Adds one contended entry that blocked for ns nanoseconds. Thread-safe (one short lock).
  * Returns 0, or -1 when memory ran out (the entry is then lost). */

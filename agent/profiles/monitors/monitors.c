@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "mem_account.h"
 #include "contention.h"
 #include "emit.h"
 #include "output.h"
@@ -472,6 +473,14 @@ static void add_optional_capabilities(jvmtiEnv *jvmti)
                     "MONITOR DUMP will list threads only");
 }
 
+static void monitors_measure(struct mem_use *u)
+{
+    u->entries = 0;
+    u->bytes = segarray_bytes(&states);
+    if (contention)
+        contention_measure(contention, u);
+}
+
 static struct hprof_error monitors_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
                                          bool live)
 {
@@ -481,6 +490,7 @@ static struct hprof_error monitors_start(jvmtiEnv *jvmti, const struct hprof_opt
     contention = contention_new();
     if (!contention)
         return hprof_errorf("out of memory at start-up");
+    mem_account_register("monitors", monitors_measure);
     add_optional_capabilities(jvmti);
     static const jvmtiEvent events[] = {
         JVMTI_EVENT_MONITOR_CONTENDED_ENTER,

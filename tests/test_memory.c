@@ -1,0 +1,189 @@
+/* Unit tests of the agent's memory accounting and budget (issue 31): the memory= option, what
+ * keymap and segarray charge and give back, keymap_put_ref's stable key copies, and cpu=times'
+ * call paths past the budget, where every call and every tick must still be counted (made-up
+ * times, so the totals are exact). */
+#include "check_helpers.h"
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keymap.h"
+#include "mem_account.h"
+#include "options.h"
+#include "segarray.h"
+#include "shadow_stack.h"
+
+START_TEST(memory_option)
+{
+    struct hprof_options o;
+    struct hprof_error e = options_parse("heap=sites", &o);
+    ck_assert(!hprof_failed(&e));
+    ck_assert_int_eq(o.memory_mb, 256);
+    options_free(&o);
+    e = options_parse("memory=0", &o);
+    ck_assert(!hprof_failed(&e));
+    ck_assert_int_eq(o.memory_mb, 0);
+    options_free(&o);
+    e = options_parse("memory=1048576", &o);
+    ck_assert(!hprof_failed(&e));
+    ck_assert_int_eq(o.memory_mb, 1048576);
+    options_free(&o);
+    e = options_parse("memory=1048577", &o);
+    ck_assert(hprof_failed(&e));
+    ck_assert_str_eq(e.text, "memory option value must be an integer from 0 to 1048576 "
+                             "(MB; 0 = no budget) (memory=1048577)");
+    e = options_parse("memory=1g", &o);
+    ck_assert(hprof_failed(&e));
+}
+END_TEST
+
+START_TEST(containers_charge_what_they_hold)
+{
+    size_t before = mem_charged();
+    struct keymap *m = keymap_new(16);
+    ck_assert_uint_eq(mem_charged() - before, keymap_bytes(m));
+    size_t empty = keymap_bytes(m);
+    char key[64];
+    for (uint32_t i = 1; i <= 5000; i++) {
+        int n = snprintf(key, sizeof key, "key-%u", i);
+        ck_assert_uint_eq(keymap_put(m, key, (size_t)n, i), i);
+    }
+    ck_assert_uint_gt(keymap_bytes(m), empty + 5000 * 8);
+    ck_assert_uint_eq(mem_charged() - before, keymap_bytes(m));
+    keymap_free(m);
+    ck_assert_uint_eq(mem_charged(), before);
+
+    struct segarray *a = malloc(sizeof *a);
+    segarray_init(a, 24);
+    for (int i = 0; i < 10000; i++)
+        ck_assert_uint_ne(segarray_append(a), UINT32_MAX);
+    ck_assert_uint_eq(segarray_bytes(a), 3 * mem_block(SEG_CHUNK * 24)); /* 10000: 3 chunks */
+    ck_assert_uint_eq(mem_charged() - before, segarray_bytes(a));
+    segarray_free(a);
+    free(a);
+    ck_assert_uint_eq(mem_charged(), before);
+}
+END_TEST
+
+START_TEST(put_ref_keeps_one_copy_in_place)
+{
+    struct keymap *m = keymap_new(4);
+    const void *first = NULL, *again = NULL;
+    uint32_t k[3] = {7, 8, 9};
+    ck_assert_uint_eq(keymap_put_ref(m, k, sizeof k, 1, &first), 1);
+    ck_assert_ptr_ne(first, k);
+    ck_assert_int_eq(memcmp(first, k, sizeof k), 0);
+    ck_assert_uint_eq((uintptr_t)first % 8, 0);
+    for (uint32_t i = 0; i < 20000; i++) { /* grow the index and add key chunks */
+        uint32_t other[3] = {i, i + 1, 100000};
+        keymap_put(m, other, sizeof other, i + 2);
+    }
+    ck_assert_uint_eq(keymap_put_ref(m, k, sizeof k, 99, &again), 1); /* already there */
+    ck_assert_ptr_eq(again, first);
+    ck_assert_int_eq(memcmp(first, k, sizeof k), 0);
+    keymap_free(m);
+}
+END_TEST
+
+START_TEST(budget_reached_says_so_once)
+{
+    mem_budget_set(0);
+    ck_assert(!mem_budget_reached("x"));
+    mem_budget_set(mem_charged() + 1000);
+    ck_assert(!mem_budget_passed());
+    mem_charge(1000);
+    capture_begin();
+    ck_assert(mem_budget_reached("new stacks"));
+    ck_assert(mem_budget_reached("new stacks"));
+    char *err = capture_end();
+    ck_assert_int_eq(count_of(err, "HPROF WARNING: the agent's tables reached memory="), 1);
+    ck_assert_int_eq(count_of(err, "new stacks are counted under <memory_budget_reached>"), 1);
+    free(err);
+    mem_uncharge(1000);
+    ck_assert(!mem_budget_passed());
+    mem_budget_set(0);
+}
+END_TEST
+
+#define F(m) SHADOW_FRAME(3, m)
+
+/* Calls on a chain of `height` distinct methods, each leaf taking 10 ticks: the number of calls
+ * and the self time of all rows. */
+static void sums(const struct shadow_totals *s, uint64_t *calls, uint64_t *self,
+                 uint64_t *overflow_calls)
+{
+    *calls = *self = *overflow_calls = 0;
+    for (size_t i = 0; i < shadow_totals_count(s); i++) {
+        const struct shadow_total *r = shadow_totals_at(s, i);
+        *calls += r->calls;
+        *self += r->self;
+        if (r->n && r->frames[0] == SHADOW_FRAME_OVERFLOW)
+            *overflow_calls += r->calls;
+    }
+}
+
+START_TEST(call_paths_past_the_budget_count_every_call)
+{
+    mem_budget_set(0);
+    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    uint64_t now = 0;
+    /* Before the budget: 10 paths main -> m_i -> leaf. */
+    shadow_enter(t, F(1), now, 4);
+    for (uint32_t i = 0; i < 10; i++) {
+        shadow_enter(t, F(100 + i), now += 1, 4);
+        shadow_enter(t, F(2), now += 1, 4);
+        shadow_exit(t, F(2), now += 10);
+        shadow_exit(t, F(100 + i), now += 1);
+    }
+    uint32_t nodes = shadow_node_count(t);
+    /* Past it: 1000 new paths, each 3 deep, and known ones again. */
+    mem_budget_set(mem_charged() > 1 ? mem_charged() - 1 : 1);
+    capture_begin();
+    for (uint32_t i = 0; i < 1000; i++) {
+        shadow_enter(t, F(1000 + i), now += 1, 4);
+        shadow_enter(t, F(5000 + i), now += 1, 4);
+        shadow_enter(t, F(2), now += 1, 4);
+        shadow_exit(t, F(2), now += 10);
+        shadow_exit(t, F(5000 + i), now += 1);
+        shadow_exit(t, F(1000 + i), now += 1);
+        shadow_enter(t, F(100), now += 1, 4); /* known: still its own row */
+        shadow_exit(t, F(100), now += 1);
+    }
+    shadow_exit(t, F(1), now += 1);
+    free(capture_end());
+    ck_assert_uint_eq(shadow_height(t), 0);
+    /* Bounded: one overflow node below each node at most, and nothing below an overflow node. */
+    ck_assert_uint_le(shadow_node_count(t), 2 * nodes);
+    struct shadow_totals *s = shadow_totals_new();
+    ck_assert_int_eq(shadow_totals_add_thread(s, t, 0, 4), 0);
+    uint64_t calls, self, overflow;
+    sums(s, &calls, &self, &overflow);
+    ck_assert_uint_eq(calls, 1 + 10 * 2 + 1000 * 4);
+    ck_assert_uint_eq(overflow, 1000 * 3);
+    ck_assert_uint_eq(self, now); /* every tick of main's span is someone's self time */
+    shadow_frame known[] = {F(100), F(1)};
+    for (size_t i = 0; i < shadow_totals_count(s); i++) {
+        const struct shadow_total *r = shadow_totals_at(s, i);
+        if (r->n == 2 && memcmp(r->frames, known, sizeof known) == 0)
+            ck_assert_uint_eq(r->calls, 1 + 1000);
+    }
+    shadow_totals_free(s);
+    shadow_thread_free(t);
+    mem_budget_set(0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("memory");
+    tcase_add_test(tc, memory_option);
+    tcase_add_test(tc, containers_charge_what_they_hold);
+    tcase_add_test(tc, put_ref_keeps_one_copy_in_place);
+    tcase_add_test(tc, budget_reached_says_so_once);
+    tcase_add_test(tc, call_paths_past_the_budget_count_every_call);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
