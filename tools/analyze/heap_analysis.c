@@ -6,6 +6,7 @@
 #include "heap_analysis.h"
 
 #include "dominators.h"
+#include "rss_trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     struct csr_graph cg = {n, g->off, g->adj};
     if (dominators_compute(&cg, a->idom, a->order, &a->reached) < 0)
         return -1;
+    rss_trace("dominators");
     for (uint32_t i = g->first_obj; i < n; i++) {
         if (a->idom[i] == HG_NONE) {
             a->unreachable_objects++;
@@ -88,14 +90,17 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     for (uint32_t i = 0; i < n; i++)
         a->retained[i] = heap_graph_shallow(g, i);
     dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
+    rss_trace("retained sizes");
     int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
     free(a->order);
     a->order = NULL;
     /* the reports walk the dominator tree and the BFS tree, never the references again: they
      * go before the children lists are built, which keeps the peak lower */
     heap_graph_drop_edges(g);
+    rss_trace("shortest paths");
     if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
+    rss_trace("dominator tree, classes");
     return 0;
 }
 
