@@ -95,6 +95,34 @@ static int cmp_arr(const void *x, const void *y)
     return a->hash2 < b->hash2 ? -1 : a->hash2 > b->hash2;
 }
 
+/* Sort by (hash, hash2) in place: one in-place radix pass on the top byte of the hash (it is
+ * uniform), then qsort within each bucket, so qsort's copy is a bucket's size, not the whole
+ * array's (the array is 24 bytes per primitive array of the dump). */
+static void sort_arrs(struct arr *v, size_t n)
+{
+    size_t start[257] = {0}, next[256];
+    for (size_t i = 0; i < n; i++)
+        start[(v[i].hash >> 56) + 1]++;
+    for (int b = 0; b < 256; b++) {
+        start[b + 1] += start[b];
+        next[b] = start[b];
+    }
+    for (int b = 0; b < 256; b++)
+        while (next[b] < start[b + 1]) {
+            struct arr x = v[next[b]];
+            size_t d = (size_t)(x.hash >> 56);
+            if (d == (size_t)b) {
+                next[b]++;
+                continue;
+            }
+            v[next[b]] = v[next[d]]; /* swap x into its bucket, bring that slot's entry here */
+            v[next[d]++] = x;
+        }
+    for (int b = 0; b < 256; b++)
+        if (start[b + 1] - start[b] > 1)
+            qsort(v + start[b], start[b + 1] - start[b], sizeof *v, cmp_arr);
+}
+
 struct group {
     uint64_t rec, copies, each;
 };
@@ -131,12 +159,7 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
         free(w.v);
         return -1;
     }
-    if (w.n) { /* qsort's array may not be NULL, even empty */
-        struct arr *fit = realloc(w.v, w.n * sizeof *w.v); /* qsort copies it: no slack */
-        if (fit)
-            w.v = fit;
-        qsort(w.v, w.n, sizeof *w.v, cmp_arr);
-    }
+    sort_arrs(w.v, w.n);
     struct group *gr = NULL;
     size_t ng = 0, gcap = 0;
     uint64_t wasted = 0;
