@@ -60,6 +60,16 @@ static int class_totals(struct heap_analysis *a)
 
 static int bfs(struct heap_analysis *a, uint32_t *queue);
 
+/* Read back what array_spill_out parked (each at most once: a second call does nothing). */
+static int unspill(struct array_spill sp[4], struct heap_graph *g)
+{
+    int rc = array_spill_in(&sp[0], (void **)&g->ids);
+    rc |= array_spill_in(&sp[1], (void **)&g->bucket);
+    rc |= array_spill_in(&sp[2], (void **)&g->cls);
+    rc |= array_spill_in(&sp[3], (void **)&g->shallow8);
+    return rc;
+}
+
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
 {
     memset(a, 0, sizeof *a);
@@ -70,7 +80,8 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     if (!a->idom || !a->order)
         return -1;
     /* the dominators read only the references: the per-object arrays wait on disk meanwhile
-     * (18 bytes an object less at the peak) */
+     * (18 bytes an object less at the peak); the ids, buckets and classes until the references
+     * are freed */
     struct array_spill sp[4];
     array_spill_out(&sp[0], (void **)&g->ids, g->nobjects * sizeof *g->ids);
     array_spill_out(&sp[1], (void **)&g->bucket, (g->nbuckets + 1) * sizeof *g->bucket);
@@ -78,12 +89,10 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     array_spill_out(&sp[3], (void **)&g->shallow8, (size_t)n * sizeof *g->shallow8);
     struct csr_graph cg = {n, g->off, g->adj};
     int drc = dominators_compute(&cg, a->idom, a->order, &a->reached);
-    int src = array_spill_in(&sp[0], (void **)&g->ids);
-    src |= array_spill_in(&sp[1], (void **)&g->bucket);
-    src |= array_spill_in(&sp[2], (void **)&g->cls);
-    src |= array_spill_in(&sp[3], (void **)&g->shallow8);
-    if (drc < 0 || src < 0)
-        return -1;
+    /* the shallow sizes come back for the retained sizes; the rest once the references are
+     * gone (the shortest-path tree does not read them either) */
+    if (array_spill_in(&sp[3], (void **)&g->shallow8) < 0 || drc < 0)
+        return unspill(sp, g), -1;
     rss_trace("dominators");
     for (uint32_t i = g->first_obj; i < n; i++) {
         if (a->idom[i] == HG_NONE) {
@@ -99,7 +108,7 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
      * it writes retained[i]) */
     a->retained = malloc((size_t)n * sizeof *a->retained);
     if (!a->retained)
-        return -1;
+        return unspill(sp, g), -1;
     for (uint32_t i = 0; i < n; i++)
         a->retained[i] = heap_graph_shallow(g, i);
     dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
@@ -110,6 +119,8 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     /* the reports walk the dominator tree and the BFS tree, never the references again: they
      * go before the children lists are built, which keeps the peak lower */
     heap_graph_drop_edges(g);
+    if (unspill(sp, g) < 0)
+        rc = -1;
     rss_trace("shortest paths");
     if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
