@@ -7,6 +7,7 @@
 #include "heap_analysis.h"
 #include "report_heap.h"
 #include "report_html.h"
+#include "rss_trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
             rc = 1;
         }
     }
+    rss_trace("report");
     heap_analysis_free(&an);
     heap_graph_free(&g);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -109,7 +109,7 @@ static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, uint
 int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained)
 {
     *t = (struct domtree){0};
-    uint64_t *off = calloc((size_t)n + 1, sizeof *off);
+    uint32_t *off = calloc((size_t)n + 1, sizeof *off);
     if (!off)
         return -1;
     /* counts in off[v], then off[v] = end of v's range, moved back to its start as the
@@ -122,9 +122,9 @@ int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uin
         if (off[v] > largest)
             largest = off[v];
         total += off[v];
-        off[v] = total;
+        off[v] = (uint32_t)total;
     }
-    off[n] = total;
+    off[n] = (uint32_t)total;
     uint32_t *child = malloc((total ? total : 1) * sizeof *child);
     /* scratch: pairs for the heap sort, node indexes for the radix sort */
     size_t scratch = largest > BIG_LIST     ? largest * sizeof(uint32_t)

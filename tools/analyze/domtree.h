@@ -12,12 +12,12 @@
  * is nobody's child; unreachable nodes have no children and are nobody's child. */
 struct domtree {
     uint32_t n;
-    uint64_t *child_off;
+    uint32_t *child_off; /* 32 bits: a tree of n nodes has fewer than n children */
     uint32_t *child;
 };
 
 /* Builds t from idom (UINT32_MAX: unreachable) and retained. Returns 0, or -1 on out of memory
- * (t is then empty and domtree_free may still be called). Keeps 8 bytes per node and 4 per
+ * (t is then empty and domtree_free may still be called). Keeps 4 bytes per node and 4 per
  * reachable node; while sorting, also 16 bytes per child of the node with most children (4 when
  * it has more than 65,536) and 1 MiB. */
 int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained);

@@ -5,7 +5,9 @@
  */
 #include "heap_analysis.h"
 
+#include "array_spill.h"
 #include "dominators.h"
+#include "rss_trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,16 @@ static int class_totals(struct heap_analysis *a)
 
 static int bfs(struct heap_analysis *a, uint32_t *queue);
 
+/* Read back what array_spill_out parked (each at most once: a second call does nothing). */
+static int unspill(struct array_spill sp[4], struct heap_graph *g)
+{
+    int rc = array_spill_in(&sp[0], (void **)&g->ids);
+    rc |= array_spill_in(&sp[1], (void **)&g->bucket);
+    rc |= array_spill_in(&sp[2], (void **)&g->cls);
+    rc |= array_spill_in(&sp[3], (void **)&g->shallow8);
+    return rc;
+}
+
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
 {
     memset(a, 0, sizeof *a);
@@ -67,9 +79,21 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     a->order = malloc((size_t)n * sizeof *a->order);
     if (!a->idom || !a->order)
         return -1;
+    /* the dominators read only the references: the per-object arrays wait on disk meanwhile
+     * (18 bytes an object less at the peak); the ids, buckets and classes until the references
+     * are freed */
+    struct array_spill sp[4];
+    array_spill_out(&sp[0], (void **)&g->ids, g->nobjects * sizeof *g->ids);
+    array_spill_out(&sp[1], (void **)&g->bucket, (g->nbuckets + 1) * sizeof *g->bucket);
+    array_spill_out(&sp[2], (void **)&g->cls, (size_t)n * sizeof *g->cls);
+    array_spill_out(&sp[3], (void **)&g->shallow8, (size_t)n * sizeof *g->shallow8);
     struct csr_graph cg = {n, g->off, g->adj};
-    if (dominators_compute(&cg, a->idom, a->order, &a->reached) < 0)
-        return -1;
+    int drc = dominators_compute(&cg, a->idom, a->order, &a->reached);
+    /* the shallow sizes come back for the retained sizes; the rest once the references are
+     * gone (the shortest-path tree does not read them either) */
+    if (array_spill_in(&sp[3], (void **)&g->shallow8) < 0 || drc < 0)
+        return unspill(sp, g), -1;
+    rss_trace("dominators");
     for (uint32_t i = g->first_obj; i < n; i++) {
         if (a->idom[i] == HG_NONE) {
             a->unreachable_objects++;
@@ -84,18 +108,23 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
      * it writes retained[i]) */
     a->retained = malloc((size_t)n * sizeof *a->retained);
     if (!a->retained)
-        return -1;
+        return unspill(sp, g), -1;
     for (uint32_t i = 0; i < n; i++)
         a->retained[i] = heap_graph_shallow(g, i);
     dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
+    rss_trace("retained sizes");
     int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
     free(a->order);
     a->order = NULL;
     /* the reports walk the dominator tree and the BFS tree, never the references again: they
      * go before the children lists are built, which keeps the peak lower */
     heap_graph_drop_edges(g);
+    if (unspill(sp, g) < 0)
+        rc = -1;
+    rss_trace("shortest paths");
     if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
+    rss_trace("dominator tree, classes");
     return 0;
 }
 

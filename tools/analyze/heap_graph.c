@@ -3,6 +3,7 @@
  * the sorted id array and its bucket index, the root edges, the compaction of the CSR.
  */
 #include "heap_walk.h"
+#include "rss_trace.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -306,6 +307,7 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
             progress(g, "reading objects", i, g->m.nranges);
     }
     progress(g, "reading objects", 1, 1);
+    rss_trace("object ids");
     g->ids = w1.nids ? realloc(w1.ids, w1.nids * sizeof *w1.ids) : w1.ids;
     if (!g->ids)
         g->ids = w1.ids;
@@ -345,6 +347,7 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
         return -1;
     }
     g->weak_skipped = tot.weak;
+    rss_trace("sizes and counts");
     root_edges(g, false);
     for (uint32_t i = 0; i < g->n; i++)
         g->off[i + 1] += g->off[i];
@@ -359,6 +362,7 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
     }
     g->dangling = tot.dangling;
     compact(g);
+    rss_trace("references");
     if (g->progress)
         fputc('\n', stderr);
     return 0;

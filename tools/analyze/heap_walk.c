@@ -221,13 +221,21 @@ static void find(struct walk *w, const uint8_t *rec, uint64_t id)
         w->found[lo] = (uint64_t)(rec - w->g->m.base);
 }
 
+/* Mapped pages a walk keeps behind it before it drops them (they count in RSS meanwhile) */
+#define RELEASE_STEP (8u << 20)
+
 int heap_walk_range(struct walk *w, const struct mdump_range *r)
 {
     struct heap_graph *g = w->g;
     unsigned ids = g->m.idsize;
-    const uint8_t *p = g->m.base + r->off, *end = p + r->len;
+    const uint8_t *p = g->m.base + r->off, *end = p + r->len, *kept = p;
     while (p < end) {
         const uint8_t *rec = p;
+        if ((size_t)(rec - kept) >= RELEASE_STEP) {
+            /* a record can be 4 GB: drop what lies behind every few MB, not per record */
+            mdump_release(&g->m, (uint64_t)(kept - g->m.base), (uint64_t)(rec - kept));
+            kept = rec;
+        }
         unsigned tag = *p++;
         size_t avail = (size_t)(end - p), need;
         uint32_t thread = 0;
@@ -341,6 +349,6 @@ int heap_walk_range(struct walk *w, const struct mdump_range *r)
             return rc;
         p += need;
     }
-    mdump_release(&g->m, r->off, r->len);
+    mdump_release(&g->m, (uint64_t)(kept - g->m.base), (uint64_t)(end - kept));
     return 0;
 }

@@ -16,10 +16,14 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Identical primitive arrays                                                                 */
 
-/* Two independent 64-bit hashes of (type, length, contents): arrays are called identical when
- * both agree (a false match has odds of about 2^-128), so no array is read twice. */
+/* Two independent hashes of (type, length, contents), 64 and 32 bits: arrays are called
+ * identical when both agree (a false match has odds of about 2^-96), so no array is read
+ * twice. The node is looked up during the walk, while the record's page is mapped: looking it
+ * up after the sort would touch the whole file again in hash order, and keep it resident. */
 struct arr {
-    uint64_t hash, hash2, rec;
+    uint64_t hash;
+    uint32_t hash2, node;
+    uint64_t rec;
 };
 
 struct dup_walk {
@@ -79,7 +83,8 @@ static void dup_visit(void *ctx, uint64_t rec)
     }
     w->v[w->n++] =
         (struct arr){hash_bytes(d, bytes, type * 0x51ED27ull + n),
-                     hash_bytes(d, bytes, ~(uint64_t)n * 0xC2B2AE3D27D4EB4Full + type), rec};
+                     (uint32_t)hash_bytes(d, bytes, ~(uint64_t)n * 0xC2B2AE3D27D4EB4Full + type),
+                     heap_graph_node(w->g, mdump_id(&w->g->m, w->g->m.base + rec + 1)), rec};
 }
 
 static int cmp_arr(const void *x, const void *y)
@@ -88,6 +93,34 @@ static int cmp_arr(const void *x, const void *y)
     if (a->hash != b->hash)
         return a->hash < b->hash ? -1 : 1;
     return a->hash2 < b->hash2 ? -1 : a->hash2 > b->hash2;
+}
+
+/* Sort by (hash, hash2) in place: one in-place radix pass on the top byte of the hash (it is
+ * uniform), then qsort within each bucket, so qsort's copy is a bucket's size, not the whole
+ * array's (the array is 24 bytes per primitive array of the dump). */
+static void sort_arrs(struct arr *v, size_t n)
+{
+    size_t start[257] = {0}, next[256];
+    for (size_t i = 0; i < n; i++)
+        start[(v[i].hash >> 56) + 1]++;
+    for (int b = 0; b < 256; b++) {
+        start[b + 1] += start[b];
+        next[b] = start[b];
+    }
+    for (int b = 0; b < 256; b++)
+        while (next[b] < start[b + 1]) {
+            struct arr x = v[next[b]];
+            size_t d = (size_t)(x.hash >> 56);
+            if (d == (size_t)b) {
+                next[b]++;
+                continue;
+            }
+            v[next[b]] = v[next[d]]; /* swap x into its bucket, bring that slot's entry here */
+            v[next[d]++] = x;
+        }
+    for (int b = 0; b < 256; b++)
+        if (start[b + 1] - start[b] > 1)
+            qsort(v + start[b], start[b + 1] - start[b], sizeof *v, cmp_arr);
 }
 
 struct group {
@@ -126,8 +159,7 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
         free(w.v);
         return -1;
     }
-    if (w.n) /* qsort's array may not be NULL, even empty */
-        qsort(w.v, w.n, sizeof *w.v, cmp_arr);
+    sort_arrs(w.v, w.n);
     struct group *gr = NULL;
     size_t ng = 0, gcap = 0;
     uint64_t wasted = 0;
@@ -147,7 +179,7 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
                 }
                 gr = ngr;
             }
-            uint32_t node = heap_graph_node(g, mdump_id(&g->m, g->m.base + w.v[i].rec + 1));
+            uint32_t node = w.v[i].node;
             uint64_t each = node == HG_NONE ? 0 : heap_graph_shallow(g, node);
             gr[ng++] = (struct group){w.v[i].rec, copies, each};
             wasted += (copies - 1) * each;

@@ -93,7 +93,7 @@ static int collect(struct diff_retained *d, const struct heap_analysis *a, bool 
     const struct heap_graph *g = a->g;
     uint32_t st[MAX_DEPTH + 1];
     uint64_t nx[MAX_DEPTH + 1];
-    const uint64_t *off = a->tree.child_off;
+    const uint32_t *off = a->tree.child_off;
     uint64_t kh[MAX_DEPTH + 1];
     int sp = 1;
     st[0] = 0;
