@@ -372,20 +372,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("cpu-samples");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, counts_add_get_total);
-    tcase_add_test(tc, counts_grow_keeps_every_count);
-    tcase_add_test(tc, counts_clear_forgets_everything);
-    tcase_add_test(tc, counts_rows_rank_with_cutoff);
-    tcase_add_test(tc, states_that_can_use_the_cpu);
-    tcase_add_test(tc, credit_turns_cpu_time_into_samples);
-    tcase_add_test(tc, credit_rounds_fractions_at_random);
-    tcase_add_test(tc, credit_of_an_attached_thread_starts_at_its_attach);
-    tcase_add_test(tc, credit_refund_reset_and_guards);
-    tcase_add_test(tc, ring_fifo_full_and_reuse);
-    tcase_add_test(tc, ring_holds_back_at_an_unpublished_record);
-    tcase_add_test(tc, ring_many_producers_one_consumer);
-    suite_add_tcase(s, tc);
+    suite_add_tests(
+        s, "core", 60,
+        TESTS(counts_add_get_total, counts_grow_keeps_every_count, counts_clear_forgets_everything,
+              counts_rows_rank_with_cutoff, states_that_can_use_the_cpu,
+              credit_turns_cpu_time_into_samples, credit_rounds_fractions_at_random,
+              credit_of_an_attached_thread_starts_at_its_attach, credit_refund_reset_and_guards,
+              ring_fifo_full_and_reuse, ring_holds_back_at_an_unpublished_record,
+              ring_many_producers_one_consumer));
     return run_suite(s);
 }

@@ -101,10 +101,6 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("flame");
-    TCase *tc = tcase_create("flame");
-    tcase_add_test(tc, test_tree);
-    tcase_add_test(tc, test_many_nodes);
-    tcase_add_test(tc, test_html);
-    suite_add_tcase(s, tc);
+    suite_add_tests(s, "flame", 0, TESTS(test_tree, test_many_nodes, test_html));
     return run_suite(s);
 }

@@ -238,16 +238,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("monitors");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, contention_rows_add_up_per_class_and_trace);
-    tcase_add_test(tc, contention_is_thread_safe);
-    tcase_add_test(tc, ns_to_ms_rounds_half_up);
-    tcase_add_test(tc, monitor_time_is_in_milliseconds);
-    tcase_add_test(tc, monitor_time_ranks_and_cuts_on_nanoseconds);
-    tcase_add_test(tc, monitor_time_total_covers_rounded_rows);
-    tcase_add_test(tc, status_letters_from_jvmti_state);
-    tcase_add_test(tc, virtual_thread_capability_bit);
-    suite_add_tcase(s, tc);
+    suite_add_tests(s, "core", 60,
+                    TESTS(contention_rows_add_up_per_class_and_trace, contention_is_thread_safe,
+                          ns_to_ms_rounds_half_up, monitor_time_is_in_milliseconds,
+                          monitor_time_ranks_and_cuts_on_nanoseconds,
+                          monitor_time_total_covers_rounded_rows, status_letters_from_jvmti_state,
+                          virtual_thread_capability_bit));
     return run_suite(s);
 }
