@@ -609,6 +609,23 @@ END_TEST
 
 /* A leak: root -> holder (1) -> list (2) -> array (3) -> 100 elements (10..109), and a
  * smaller neighbour (4 -> 5) beside the holder; element 10 is also referenced by node 4. */
+/* domtree_accumulation_point(dt, ret, from, share) must be expect. */
+struct accumulation_case {
+    uint32_t from;
+    double share;
+    uint32_t expect;
+};
+
+static void check_accumulation(const struct domtree *dt, const uint64_t *ret,
+                               const struct accumulation_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t got = domtree_accumulation_point(dt, ret, cases[i].from, cases[i].share);
+        ck_assert_msg(got == cases[i].expect, "case %zu: from %u share %g: got %u, want %u", i,
+                      cases[i].from, cases[i].share, got, cases[i].expect);
+    }
+}
+
 START_TEST(test_accumulation_point)
 {
     enum { N = 110 };
@@ -642,15 +659,18 @@ START_TEST(test_accumulation_point)
     ck_assert_uint_eq(c[0], 1);
     ck_assert_uint_eq(c[1], 4);
     ck_assert_uint_eq(c[2], 10);
-    /* 1446 of 1556 (93 %) under the holder, then 98.9 % and 98.3 % further down */
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.8), 3);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.8), 3);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.95), 0);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.985), 2);
-    /* leaves, a node whose children all retain little, a share above 1 */
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 5, 0.8), 5);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 4, 0.8), 4);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 2, 1.01), 2);
+    const struct accumulation_case cases[] = {
+        /* 1446 of 1556 (93 %) under the holder, then 98.9 % and 98.3 % further down */
+        {0, 0.8, 3},
+        {1, 0.8, 3},
+        {0, 0.95, 0},
+        {1, 0.985, 2},
+        /* leaves, a node whose children all retain little, a share above 1 */
+        {5, 0.8, 5},
+        {4, 0.8, 4},
+        {2, 1.01, 2},
+    };
+    check_accumulation(&dt, ret, cases, COUNT(cases));
     domtree_free(&dt);
     graph_free(&t);
 }
@@ -669,10 +689,13 @@ START_TEST(test_accumulation_ties_and_zeros)
     retained_of(&t, 7, idom, order, shallow, ret);
     struct domtree dt;
     ck_assert_int_eq(domtree_build(&dt, 7, idom, ret), 0);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.5), 2);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.6), 1);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.5), 2);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 5, 0.5), 5);
+    const struct accumulation_case cases[] = {
+        {1, 0.5, 2},
+        {1, 0.6, 1},
+        {0, 0.5, 2},
+        {5, 0.5, 5},
+    };
+    check_accumulation(&dt, ret, cases, COUNT(cases));
     domtree_free(&dt);
     graph_free(&t);
 }
