@@ -27,6 +27,14 @@ TCase *suite_add_tests(Suite *s, const char *name, int timeout_s, const TTest *c
     return tc;
 }
 
+int run_tests(const char *suite, const char *name, int timeout_s, const TTest *const *tests,
+              size_t n)
+{
+    Suite *s = suite_create(suite);
+    suite_add_tests(s, name, timeout_s, tests, n);
+    return run_suite(s);
+}
+
 static char tmpdir[256];
 
 void scratch_dir_make(const char *prefix)

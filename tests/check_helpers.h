@@ -16,7 +16,11 @@ int run_suite(Suite *s);
 TCase *suite_add_tests(Suite *s, const char *name, int timeout_s, const TTest *const *tests,
                        size_t n);
 
-/* The tests and their count, for suite_add_tests. */
+/* main() of a suite of one test case: suite_add_tests then run_suite. */
+int run_tests(const char *suite, const char *name, int timeout_s, const TTest *const *tests,
+              size_t n);
+
+/* The tests and their count, for suite_add_tests and run_tests. */
 #define TESTS(...)                                                                                 \
     (const TTest *const[]){__VA_ARGS__},                                                           \
         sizeof((const TTest *const[]){__VA_ARGS__}) / sizeof(const TTest *)

@@ -149,10 +149,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("agent-pure");
-    suite_add_tests(s, "core", 60,
-                    TESTS(keymap_put_get_many, keymap_existing_value_wins, keymap_large_keys,
-                          segarray_addresses_are_stable, names_java_source_form, names_array_types,
-                          ranking_sorts_and_cuts));
-    return run_suite(s);
+    return run_tests("agent-pure", "core", 60,
+                     TESTS(keymap_put_get_many, keymap_existing_value_wins, keymap_large_keys,
+                           segarray_addresses_are_stable, names_java_source_form, names_array_types,
+                           ranking_sorts_and_cuts));
 }

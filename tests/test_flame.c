@@ -100,7 +100,5 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("flame");
-    suite_add_tests(s, "flame", 0, TESTS(test_tree, test_many_nodes, test_html));
-    return run_suite(s);
+    return run_tests("flame", "flame", 0, TESTS(test_tree, test_many_nodes, test_html));
 }

@@ -162,11 +162,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("heap-dump");
-    suite_add_tests(s, "pure", 60,
-                    TESTS(layout_numbers_superinterfaces_then_superclasses_then_own,
-                          layout_of_a_class_without_fields, layout_types_of_signatures,
-                          array_rule_is_found_back, idmap_put_get_take_many,
-                          idmap_take_keeps_colliding_chains));
-    return run_suite(s);
+    return run_tests("heap-dump", "pure", 60,
+                     TESTS(layout_numbers_superinterfaces_then_superclasses_then_own,
+                           layout_of_a_class_without_fields, layout_types_of_signatures,
+                           array_rule_is_found_back, idmap_put_get_take_many,
+                           idmap_take_keeps_colliding_chains));
 }

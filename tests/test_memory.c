@@ -177,10 +177,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("memory");
-    suite_add_tests(s, "memory", 0,
-                    TESTS(memory_option, containers_charge_what_they_hold,
-                          put_ref_keeps_one_copy_in_place, budget_reached_says_so_once,
-                          call_paths_past_the_budget_count_every_call));
-    return run_suite(s);
+    return run_tests("memory", "memory", 0,
+                     TESTS(memory_option, containers_charge_what_they_hold,
+                           put_ref_keeps_one_copy_in_place, budget_reached_says_so_once,
+                           call_paths_past_the_budget_count_every_call));
 }

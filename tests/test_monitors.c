@@ -237,12 +237,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("monitors");
-    suite_add_tests(s, "core", 60,
-                    TESTS(contention_rows_add_up_per_class_and_trace, contention_is_thread_safe,
-                          ns_to_ms_rounds_half_up, monitor_time_is_in_milliseconds,
-                          monitor_time_ranks_and_cuts_on_nanoseconds,
-                          monitor_time_total_covers_rounded_rows, status_letters_from_jvmti_state,
-                          virtual_thread_capability_bit));
-    return run_suite(s);
+    return run_tests("monitors", "core", 60,
+                     TESTS(contention_rows_add_up_per_class_and_trace, contention_is_thread_safe,
+                           ns_to_ms_rounds_half_up, monitor_time_is_in_milliseconds,
+                           monitor_time_ranks_and_cuts_on_nanoseconds,
+                           monitor_time_total_covers_rounded_rows, status_letters_from_jvmti_state,
+                           virtual_thread_capability_bit));
 }

@@ -339,12 +339,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("shadow-stack");
-    suite_add_tests(s, "core", 120,
-                    TESTS(self_time_excludes_callees, exact_counts_per_trace,
-                          recursion_counts_inclusive_time_once, exit_below_top_unwinds,
-                          exit_never_entered_is_ignored, depth_change_keeps_old_nodes,
-                          callee_table_grows_under_an_open_call, many_traces_and_methods,
-                          deep_stack_and_overflow, totals_over_threads));
-    return run_suite(s);
+    return run_tests("shadow-stack", "core", 120,
+                     TESTS(self_time_excludes_callees, exact_counts_per_trace,
+                           recursion_counts_inclusive_time_once, exit_below_top_unwinds,
+                           exit_never_entered_is_ignored, depth_change_keeps_old_nodes,
+                           callee_table_grows_under_an_open_call, many_traces_and_methods,
+                           deep_stack_and_overflow, totals_over_threads));
 }
