@@ -106,33 +106,32 @@ END_TEST
 START_TEST(states_that_can_use_the_cpu)
 {
     const jint alive = JVMTI_THREAD_STATE_ALIVE;
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE), CPU_RUNNING_JAVA);
-    ck_assert_int_eq(
-        cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE),
-        CPU_IN_NATIVE);
-    ck_assert_int_eq(
-        cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED),
-        CPU_RUNNING_JAVA);
-    /* Thread.sleep, LockSupport.park, Object.wait, monitor entry, suspended, dead, new */
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_WAITING |
-                                           JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
-                                           JVMTI_THREAD_STATE_SLEEPING),
-                     CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_WAITING |
-                                           JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
-                                           JVMTI_THREAD_STATE_PARKED),
-                     CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_WAITING |
-                                           JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
-                                           JVMTI_THREAD_STATE_IN_OBJECT_WAIT),
-                     CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER),
-                     CPU_IDLE);
-    ck_assert_int_eq(
-        cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_SUSPENDED),
-        CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(JVMTI_THREAD_STATE_TERMINATED), CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(0), CPU_IDLE);
+    const struct {
+        jint state;
+        enum cpu_activity want;
+    } cases[] = {
+        {alive | JVMTI_THREAD_STATE_RUNNABLE, CPU_RUNNING_JAVA},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE, CPU_IN_NATIVE},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED, CPU_RUNNING_JAVA},
+        /* Thread.sleep, LockSupport.park, Object.wait, monitor entry, suspended, dead, new */
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
+             JVMTI_THREAD_STATE_SLEEPING,
+         CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
+             JVMTI_THREAD_STATE_PARKED,
+         CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
+             JVMTI_THREAD_STATE_IN_OBJECT_WAIT,
+         CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER, CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_SUSPENDED, CPU_IDLE},
+        {JVMTI_THREAD_STATE_TERMINATED, CPU_IDLE},
+        {0, CPU_IDLE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        ck_assert_msg(cpu_activity_of_state(cases[i].state) == cases[i].want,
+                      "case %zu: state 0x%x: got %d, want %d", i, (unsigned)cases[i].state,
+                      (int)cpu_activity_of_state(cases[i].state), (int)cases[i].want);
 }
 END_TEST
 
