@@ -15,6 +15,26 @@ int run_suite(Suite *s)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+TCase *suite_add_tests(Suite *s, const char *name, int timeout_s, const TTest *const *tests,
+                       size_t n)
+{
+    TCase *tc = tcase_create(name);
+    if (timeout_s > 0)
+        tcase_set_timeout(tc, timeout_s);
+    for (size_t i = 0; i < n; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+int run_tests(const char *suite, const char *name, int timeout_s, const TTest *const *tests,
+              size_t n)
+{
+    Suite *s = suite_create(suite);
+    suite_add_tests(s, name, timeout_s, tests, n);
+    return run_suite(s);
+}
+
 static char tmpdir[256];
 
 void scratch_dir_make(const char *prefix)

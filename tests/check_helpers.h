@@ -11,6 +11,20 @@
 /* Runs every test of s and frees it: main()'s exit status, EXIT_SUCCESS when none failed. */
 int run_suite(Suite *s);
 
+/* Adds to s a test case called name holding tests[0..n) in that order, with a timeout of
+ * timeout_s seconds (0 keeps Check's default); returned for fixtures and loop tests. */
+TCase *suite_add_tests(Suite *s, const char *name, int timeout_s, const TTest *const *tests,
+                       size_t n);
+
+/* main() of a suite of one test case: suite_add_tests then run_suite. */
+int run_tests(const char *suite, const char *name, int timeout_s, const TTest *const *tests,
+              size_t n);
+
+/* The tests and their count, for suite_add_tests and run_tests. */
+#define TESTS(...)                                                                                 \
+    (const TTest *const[]){__VA_ARGS__},                                                           \
+        sizeof((const TTest *const[]){__VA_ARGS__}) / sizeof(const TTest *)
+
 /* A fresh $TMPDIR/<prefix>.XXXXXX (call from a checked fixture's setup) and its removal with
  * all it holds (from the teardown). scratch_path() is name inside it; each result stays valid for
  * the next 7 calls. */

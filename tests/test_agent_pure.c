@@ -149,16 +149,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("agent-pure");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, keymap_put_get_many);
-    tcase_add_test(tc, keymap_existing_value_wins);
-    tcase_add_test(tc, keymap_large_keys);
-    tcase_add_test(tc, segarray_addresses_are_stable);
-    tcase_add_test(tc, names_java_source_form);
-    tcase_add_test(tc, names_array_types);
-    tcase_add_test(tc, ranking_sorts_and_cuts);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("agent-pure", "core", 60,
+                     TESTS(keymap_put_get_many, keymap_existing_value_wins, keymap_large_keys,
+                           segarray_addresses_are_stable, names_java_source_form, names_array_types,
+                           ranking_sorts_and_cuts));
 }

@@ -289,11 +289,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("analyze");
-    TCase *t = tcase_create("graph");
+    TCase *t = suite_add_tests(s, "graph", 120, TESTS(known_graph, truncated_and_corrupt));
     tcase_add_checked_fixture(t, setup, NULL);
-    tcase_add_test(t, known_graph);
-    tcase_add_test(t, truncated_and_corrupt);
-    tcase_set_timeout(t, 120);
-    suite_add_tcase(s, t);
     return run_suite(s);
 }

@@ -542,25 +542,14 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("commands");
-    TCase *p = tcase_create("parser");
-    tcase_add_test(p, every_command_round_trips);
-    tcase_add_test(p, encoded_bytes_are_exact);
-    tcase_add_test(p, unknown_tag_is_skipped_and_parsing_goes_on);
-    tcase_add_test(p, short_bodies_are_errors);
-    tcase_add_test(p, long_bodies_use_their_first_bytes);
-    tcase_add_test(p, bad_values_are_errors);
-    tcase_add_test(p, huge_length_stops_parsing);
-    tcase_add_test(p, eof_ends_at_its_tag);
-    tcase_add_test(p, stream_ending_inside_a_command);
-    tcase_add_test(p, random_bytes_never_misbehave);
-    tcase_add_test(p, names_and_error_texts);
-    tcase_set_timeout(p, 120);
-    suite_add_tcase(s, p);
-    TCase *t = tcase_create("text");
-    tcase_add_test(t, text_commands);
-    tcase_add_test(t, text_errors);
-    tcase_add_test(t, text_help_lists_every_command);
-    suite_add_tcase(s, t);
+    suite_add_tests(s, "parser", 120,
+                    TESTS(every_command_round_trips, encoded_bytes_are_exact,
+                          unknown_tag_is_skipped_and_parsing_goes_on, short_bodies_are_errors,
+                          long_bodies_use_their_first_bytes, bad_values_are_errors,
+                          huge_length_stops_parsing, eof_ends_at_its_tag,
+                          stream_ending_inside_a_command, random_bytes_never_misbehave,
+                          names_and_error_texts));
+    suite_add_tests(s, "text", 0, TESTS(text_commands, text_errors, text_help_lists_every_command));
     return s;
 }
 

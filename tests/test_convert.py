@@ -27,31 +27,19 @@ mode, CONVERT, READ, JAVA_HOME, AGENT = [sys.argv[1]] + [os.path.abspath(a) for 
 HERE = os.path.dirname(os.path.abspath(__file__))
 java = os.path.join(JAVA_HOME, "bin", "java")
 javac = os.path.join(JAVA_HOME, "bin", "javac")
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
-    return ok
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import pychecks  # noqa: E402
+from pychecks import check, run  # noqa: E402
 
 
 def finish():
-    print(f"SUITE convert-{mode}: {passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    pychecks.finish(f"convert-{mode}")
 
 
 def skip(why):
     print(f"skipped: {why}")
     sys.exit(77)
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
 if mode == "pprof" and not shutil.which("go"):

@@ -106,33 +106,32 @@ END_TEST
 START_TEST(states_that_can_use_the_cpu)
 {
     const jint alive = JVMTI_THREAD_STATE_ALIVE;
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE), CPU_RUNNING_JAVA);
-    ck_assert_int_eq(
-        cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE),
-        CPU_IN_NATIVE);
-    ck_assert_int_eq(
-        cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED),
-        CPU_RUNNING_JAVA);
-    /* Thread.sleep, LockSupport.park, Object.wait, monitor entry, suspended, dead, new */
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_WAITING |
-                                           JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
-                                           JVMTI_THREAD_STATE_SLEEPING),
-                     CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_WAITING |
-                                           JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
-                                           JVMTI_THREAD_STATE_PARKED),
-                     CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_WAITING |
-                                           JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
-                                           JVMTI_THREAD_STATE_IN_OBJECT_WAIT),
-                     CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER),
-                     CPU_IDLE);
-    ck_assert_int_eq(
-        cpu_activity_of_state(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_SUSPENDED),
-        CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(JVMTI_THREAD_STATE_TERMINATED), CPU_IDLE);
-    ck_assert_int_eq(cpu_activity_of_state(0), CPU_IDLE);
+    const struct {
+        jint state;
+        enum cpu_activity want;
+    } cases[] = {
+        {alive | JVMTI_THREAD_STATE_RUNNABLE, CPU_RUNNING_JAVA},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE, CPU_IN_NATIVE},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED, CPU_RUNNING_JAVA},
+        /* Thread.sleep, LockSupport.park, Object.wait, monitor entry, suspended, dead, new */
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
+             JVMTI_THREAD_STATE_SLEEPING,
+         CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
+             JVMTI_THREAD_STATE_PARKED,
+         CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
+             JVMTI_THREAD_STATE_IN_OBJECT_WAIT,
+         CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER, CPU_IDLE},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_SUSPENDED, CPU_IDLE},
+        {JVMTI_THREAD_STATE_TERMINATED, CPU_IDLE},
+        {0, CPU_IDLE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        ck_assert_msg(cpu_activity_of_state(cases[i].state) == cases[i].want,
+                      "case %zu: state 0x%x: got %d, want %d", i, (unsigned)cases[i].state,
+                      (int)cpu_activity_of_state(cases[i].state), (int)cases[i].want);
 }
 END_TEST
 
@@ -372,20 +371,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("cpu-samples");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, counts_add_get_total);
-    tcase_add_test(tc, counts_grow_keeps_every_count);
-    tcase_add_test(tc, counts_clear_forgets_everything);
-    tcase_add_test(tc, counts_rows_rank_with_cutoff);
-    tcase_add_test(tc, states_that_can_use_the_cpu);
-    tcase_add_test(tc, credit_turns_cpu_time_into_samples);
-    tcase_add_test(tc, credit_rounds_fractions_at_random);
-    tcase_add_test(tc, credit_of_an_attached_thread_starts_at_its_attach);
-    tcase_add_test(tc, credit_refund_reset_and_guards);
-    tcase_add_test(tc, ring_fifo_full_and_reuse);
-    tcase_add_test(tc, ring_holds_back_at_an_unpublished_record);
-    tcase_add_test(tc, ring_many_producers_one_consumer);
-    suite_add_tcase(s, tc);
+    suite_add_tests(
+        s, "core", 60,
+        TESTS(counts_add_get_total, counts_grow_keeps_every_count, counts_clear_forgets_everything,
+              counts_rows_rank_with_cutoff, states_that_can_use_the_cpu,
+              credit_turns_cpu_time_into_samples, credit_rounds_fractions_at_random,
+              credit_of_an_attached_thread_starts_at_its_attach, credit_refund_reset_and_guards,
+              ring_fifo_full_and_reuse, ring_holds_back_at_an_unpublished_record,
+              ring_many_producers_one_consumer));
     return run_suite(s);
 }

@@ -615,19 +615,10 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("diff");
-    TCase *tc = tcase_create("diff");
+    TCase *tc = suite_add_tests(s, "diff", 60,
+                                TESTS(shares_and_z, patterns, counts, rules_file, command_line,
+                                      binomial_tails, cpu_time_counts, uniform_factor, exact_counts,
+                                      intervals));
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, shares_and_z);
-    tcase_add_test(tc, patterns);
-    tcase_add_test(tc, counts);
-    tcase_add_test(tc, rules_file);
-    tcase_add_test(tc, command_line);
-    tcase_add_test(tc, binomial_tails);
-    tcase_add_test(tc, cpu_time_counts);
-    tcase_add_test(tc, uniform_factor);
-    tcase_add_test(tc, exact_counts);
-    tcase_add_test(tc, intervals);
-    suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -406,6 +406,17 @@ END_TEST
 
 /* The tree's lists hold exactly the nodes each node immediately dominates, each once, in
  * (retained descending, index ascending) order. */
+/* Computes t's dominators (they must succeed) and the retained sizes of its n nodes; returns
+ * how many nodes the roots reach. */
+static uint32_t retained_of(const struct test_graph *t, uint32_t n, uint32_t *idom, uint32_t *order,
+                            const uint64_t *shallow, uint64_t *ret)
+{
+    uint32_t reached;
+    ck_assert_int_eq(dominators_compute(&t->g, idom, order, &reached), 0);
+    dominators_retained(n, idom, order, reached, shallow, ret);
+    return reached;
+}
+
 static void check_domtree(uint32_t n, const uint32_t *idom, const uint64_t *ret)
 {
     struct domtree t;
@@ -433,14 +444,39 @@ static void check_domtree(uint32_t n, const uint32_t *idom, const uint64_t *ret)
     domtree_free(&t);
 }
 
+/* The heap arrays of a test on n nodes and up to edge_cap edges. */
+struct big_arrays {
+    uint32_t (*edges)[2], *idom, *order;
+    uint64_t *shallow, *ret;
+};
+
+static void big_arrays_make(struct big_arrays *a, size_t n, size_t edge_cap)
+{
+    a->edges = malloc(edge_cap * sizeof *a->edges);
+    a->idom = malloc(n * sizeof *a->idom);
+    a->order = malloc(n * sizeof *a->order);
+    a->shallow = malloc(n * sizeof *a->shallow);
+    a->ret = malloc(n * sizeof *a->ret);
+    ck_assert(a->edges && a->idom && a->order && a->shallow && a->ret);
+}
+
+static void big_arrays_free(struct big_arrays *a)
+{
+    free(a->edges);
+    free(a->idom);
+    free(a->order);
+    free(a->shallow);
+    free(a->ret);
+}
+
 START_TEST(test_domtree_random)
 {
     /* a root with many children (the heap sort) and random graphs below, ties included */
     enum { N = 3000, CAP = 4 * N };
-    uint32_t(*edges)[2] = malloc(CAP * sizeof *edges);
-    uint32_t *idom = malloc(N * sizeof *idom), *order = malloc(N * sizeof *order);
-    uint64_t *shallow = malloc(N * sizeof *shallow), *ret = malloc(N * sizeof *ret);
-    ck_assert(edges && idom && order && shallow && ret);
+    struct big_arrays a;
+    big_arrays_make(&a, N, CAP);
+    uint32_t(*edges)[2] = a.edges, *idom = a.idom, *order = a.order;
+    uint64_t *shallow = a.shallow, *ret = a.ret;
     for (int round = 0; round < 40; round++) {
         uint32_t n = 2 + rnd(N - 1);
         size_t m = random_edges(n, edges, CAP, round % 2);
@@ -453,17 +489,11 @@ START_TEST(test_domtree_random)
             shallow[v] = rnd(round % 3 == 0 ? 4 : 1000);
         struct test_graph t;
         graph_make(&t, n, edges, m);
-        uint32_t reached;
-        ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
-        dominators_retained(n, idom, order, reached, shallow, ret);
+        retained_of(&t, n, idom, order, shallow, ret);
         check_domtree(n, idom, ret);
         graph_free(&t);
     }
-    free(edges);
-    free(idom);
-    free(order);
-    free(shallow);
-    free(ret);
+    big_arrays_free(&a);
 }
 END_TEST
 
@@ -471,10 +501,10 @@ START_TEST(test_domtree_big_list)
 {
     /* more than 65,536 children (the radix sort): sizes over several 16-bit digits, many ties */
     enum { N = 150001 };
-    uint32_t(*edges)[2] = malloc((N + 100) * sizeof *edges);
-    uint32_t *idom = malloc(N * sizeof *idom), *order = malloc(N * sizeof *order);
-    uint64_t *shallow = malloc(N * sizeof *shallow), *ret = malloc(N * sizeof *ret);
-    ck_assert(edges && idom && order && shallow && ret);
+    struct big_arrays a;
+    big_arrays_make(&a, N, N + 100);
+    uint32_t(*edges)[2] = a.edges, *idom = a.idom, *order = a.order;
+    uint64_t *shallow = a.shallow, *ret = a.ret;
     size_t m = 0;
     for (uint32_t v = 1; v < N; v++, m++) {
         edges[m][0] = v <= 100 ? v - 1 : 0;
@@ -484,20 +514,14 @@ START_TEST(test_domtree_big_list)
     shallow[0] = 0;
     struct test_graph t;
     graph_make(&t, N, edges, m);
-    uint32_t reached;
-    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
-    dominators_retained(N, idom, order, reached, shallow, ret);
+    retained_of(&t, N, idom, order, shallow, ret);
     check_domtree(N, idom, ret);
     /* and a list whose sizes all share their upper digits */
     for (uint32_t v = 1; v < N; v++)
         ret[v] = rnd(1000);
     check_domtree(N, idom, ret);
     graph_free(&t);
-    free(edges);
-    free(idom);
-    free(order);
-    free(shallow);
-    free(ret);
+    big_arrays_free(&a);
 }
 END_TEST
 
@@ -506,7 +530,7 @@ END_TEST
 START_TEST(test_group_retained)
 {
     enum { N_MAX = 40, CAP = 4 * N_MAX, GROUPS = 4 };
-    uint32_t edges[CAP][2], idom[N_MAX], order[N_MAX], group[N_MAX], reached;
+    uint32_t edges[CAP][2], idom[N_MAX], order[N_MAX], group[N_MAX];
     uint64_t shallow[N_MAX], ret[N_MAX], out[GROUPS];
     uint8_t all[N_MAX], without[N_MAX], held[GROUPS][N_MAX];
     uint32_t stack[N_MAX];
@@ -519,8 +543,7 @@ START_TEST(test_group_retained)
             shallow[v] = 1 + rnd(100);
             group[v] = v == 0 || rnd(5) == 0 ? NONE : rnd(GROUPS);
         }
-        ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
-        dominators_retained(n, idom, order, reached, shallow, ret);
+        retained_of(&t, n, idom, order, shallow, ret);
         struct domtree dt;
         ck_assert_int_eq(domtree_build(&dt, n, idom, ret), 0);
         ck_assert_int_eq(domtree_group_retained(&dt, ret, group, GROUPS, out), 0);
@@ -564,9 +587,7 @@ START_TEST(test_group_retained_deep)
     }
     struct test_graph t;
     graph_make(&t, n, (const uint32_t(*)[2])edges, n - 1);
-    uint32_t reached;
-    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
-    dominators_retained(n, idom, order, reached, shallow, ret);
+    retained_of(&t, n, idom, order, shallow, ret);
     struct domtree dt;
     ck_assert_int_eq(domtree_build(&dt, n, idom, ret), 0);
     uint64_t out[3];
@@ -588,6 +609,23 @@ END_TEST
 
 /* A leak: root -> holder (1) -> list (2) -> array (3) -> 100 elements (10..109), and a
  * smaller neighbour (4 -> 5) beside the holder; element 10 is also referenced by node 4. */
+/* domtree_accumulation_point(dt, ret, from, share) must be expect. */
+struct accumulation_case {
+    uint32_t from;
+    double share;
+    uint32_t expect;
+};
+
+static void check_accumulation(const struct domtree *dt, const uint64_t *ret,
+                               const struct accumulation_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t got = domtree_accumulation_point(dt, ret, cases[i].from, cases[i].share);
+        ck_assert_msg(got == cases[i].expect, "case %zu: from %u share %g: got %u, want %u", i,
+                      cases[i].from, cases[i].share, got, cases[i].expect);
+    }
+}
+
 START_TEST(test_accumulation_point)
 {
     enum { N = 110 };
@@ -605,10 +643,9 @@ START_TEST(test_accumulation_point)
         shallow[e] = 10;
     struct test_graph t;
     graph_make(&t, N, edges, m);
-    uint32_t idom[N], order[N], reached;
+    uint32_t idom[N], order[N];
     uint64_t ret[N];
-    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
-    dominators_retained(N, idom, order, reached, shallow, ret);
+    retained_of(&t, N, idom, order, shallow, ret);
     /* element 10 is shared with node 4: the array keeps 99 elements */
     ck_assert_uint_eq(idom[10], 0);
     ck_assert_uint_eq(ret[3], 416 + 990);
@@ -622,15 +659,18 @@ START_TEST(test_accumulation_point)
     ck_assert_uint_eq(c[0], 1);
     ck_assert_uint_eq(c[1], 4);
     ck_assert_uint_eq(c[2], 10);
-    /* 1446 of 1556 (93 %) under the holder, then 98.9 % and 98.3 % further down */
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.8), 3);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.8), 3);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.95), 0);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.985), 2);
-    /* leaves, a node whose children all retain little, a share above 1 */
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 5, 0.8), 5);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 4, 0.8), 4);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 2, 1.01), 2);
+    const struct accumulation_case cases[] = {
+        /* 1446 of 1556 (93 %) under the holder, then 98.9 % and 98.3 % further down */
+        {0, 0.8, 3},
+        {1, 0.8, 3},
+        {0, 0.95, 0},
+        {1, 0.985, 2},
+        /* leaves, a node whose children all retain little, a share above 1 */
+        {5, 0.8, 5},
+        {4, 0.8, 4},
+        {2, 1.01, 2},
+    };
+    check_accumulation(&dt, ret, cases, COUNT(cases));
     domtree_free(&dt);
     graph_free(&t);
 }
@@ -644,16 +684,18 @@ START_TEST(test_accumulation_ties_and_zeros)
     uint64_t shallow[7] = {0, 0, 50, 50, 0, 0, 0};
     struct test_graph t;
     graph_make(&t, 7, edges, COUNT(edges));
-    uint32_t idom[7], order[7], reached;
+    uint32_t idom[7], order[7];
     uint64_t ret[7];
-    ck_assert_int_eq(dominators_compute(&t.g, idom, order, &reached), 0);
-    dominators_retained(7, idom, order, reached, shallow, ret);
+    retained_of(&t, 7, idom, order, shallow, ret);
     struct domtree dt;
     ck_assert_int_eq(domtree_build(&dt, 7, idom, ret), 0);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.5), 2);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 1, 0.6), 1);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 0, 0.5), 2);
-    ck_assert_uint_eq(domtree_accumulation_point(&dt, ret, 5, 0.5), 5);
+    const struct accumulation_case cases[] = {
+        {1, 0.5, 2},
+        {1, 0.6, 1},
+        {0, 0.5, 2},
+        {5, 0.5, 5},
+    };
+    check_accumulation(&dt, ret, cases, COUNT(cases));
     domtree_free(&dt);
     graph_free(&t);
 }

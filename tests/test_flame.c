@@ -100,11 +100,5 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("flame");
-    TCase *tc = tcase_create("flame");
-    tcase_add_test(tc, test_tree);
-    tcase_add_test(tc, test_many_nodes);
-    tcase_add_test(tc, test_html);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("flame", "flame", 0, TESTS(test_tree, test_many_nodes, test_html));
 }

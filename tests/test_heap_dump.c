@@ -162,15 +162,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("heap-dump");
-    TCase *t = tcase_create("pure");
-    tcase_set_timeout(t, 60);
-    tcase_add_test(t, layout_numbers_superinterfaces_then_superclasses_then_own);
-    tcase_add_test(t, layout_of_a_class_without_fields);
-    tcase_add_test(t, layout_types_of_signatures);
-    tcase_add_test(t, array_rule_is_found_back);
-    tcase_add_test(t, idmap_put_get_take_many);
-    tcase_add_test(t, idmap_take_keeps_colliding_chains);
-    suite_add_tcase(s, t);
-    return run_suite(s);
+    return run_tests("heap-dump", "pure", 60,
+                     TESTS(layout_numbers_superinterfaces_then_superclasses_then_own,
+                           layout_of_a_class_without_fields, layout_types_of_signatures,
+                           array_rule_is_found_back, idmap_put_get_take_many,
+                           idmap_take_keeps_colliding_chains));
 }

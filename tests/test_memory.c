@@ -177,13 +177,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("memory");
-    TCase *tc = tcase_create("memory");
-    tcase_add_test(tc, memory_option);
-    tcase_add_test(tc, containers_charge_what_they_hold);
-    tcase_add_test(tc, put_ref_keeps_one_copy_in_place);
-    tcase_add_test(tc, budget_reached_says_so_once);
-    tcase_add_test(tc, call_paths_past_the_budget_count_every_call);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("memory", "memory", 0,
+                     TESTS(memory_option, containers_charge_what_they_hold,
+                           put_ref_keeps_one_copy_in_place, budget_reached_says_so_once,
+                           call_paths_past_the_budget_count_every_call));
 }

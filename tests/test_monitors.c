@@ -168,34 +168,34 @@ END_TEST
 START_TEST(status_letters_from_jvmti_state)
 {
     const jint alive = JVMTI_THREAD_STATE_ALIVE;
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE),
-                      HPROF_TS_RUNNABLE);
-    ck_assert_uint_eq(
-        monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE),
-        HPROF_TS_RUNNABLE);
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER),
-                      HPROF_TS_MONITOR_WAIT);
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_WAITING |
-                                            JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
-                                            JVMTI_THREAD_STATE_IN_OBJECT_WAIT),
-                      HPROF_TS_COND_WAIT);
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_WAITING |
-                                            JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
-                                            JVMTI_THREAD_STATE_PARKED),
-                      HPROF_TS_COND_WAIT);
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_WAITING |
-                                            JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
-                                            JVMTI_THREAD_STATE_SLEEPING),
-                      HPROF_TS_SLEEPING);
-    ck_assert_uint_eq(monitor_thread_status(JVMTI_THREAD_STATE_TERMINATED), HPROF_TS_ZOMBIE);
-    ck_assert_uint_eq(monitor_thread_status(0), 0); /* new: not started */
-    ck_assert_uint_eq(monitor_thread_status(alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER |
-                                            JVMTI_THREAD_STATE_SUSPENDED |
-                                            JVMTI_THREAD_STATE_INTERRUPTED),
-                      HPROF_TS_MONITOR_WAIT | HPROF_TS_SUSPENDED | HPROF_TS_INTERRUPTED);
-    ck_assert_uint_eq(
-        monitor_thread_status(alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED),
-        HPROF_TS_RUNNABLE | HPROF_TS_INTERRUPTED);
+    const struct {
+        jint state;
+        unsigned want;
+    } cases[] = {
+        {alive | JVMTI_THREAD_STATE_RUNNABLE, HPROF_TS_RUNNABLE},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE, HPROF_TS_RUNNABLE},
+        {alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER, HPROF_TS_MONITOR_WAIT},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_INDEFINITELY |
+             JVMTI_THREAD_STATE_IN_OBJECT_WAIT,
+         HPROF_TS_COND_WAIT},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
+             JVMTI_THREAD_STATE_PARKED,
+         HPROF_TS_COND_WAIT},
+        {alive | JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT |
+             JVMTI_THREAD_STATE_SLEEPING,
+         HPROF_TS_SLEEPING},
+        {JVMTI_THREAD_STATE_TERMINATED, HPROF_TS_ZOMBIE},
+        {0, 0}, /* new: not started */
+        {alive | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER | JVMTI_THREAD_STATE_SUSPENDED |
+             JVMTI_THREAD_STATE_INTERRUPTED,
+         HPROF_TS_MONITOR_WAIT | HPROF_TS_SUSPENDED | HPROF_TS_INTERRUPTED},
+        {alive | JVMTI_THREAD_STATE_RUNNABLE | JVMTI_THREAD_STATE_INTERRUPTED,
+         HPROF_TS_RUNNABLE | HPROF_TS_INTERRUPTED},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        ck_assert_msg(monitor_thread_status(cases[i].state) == cases[i].want,
+                      "case %zu: state 0x%x: got 0x%x, want 0x%x", i, (unsigned)cases[i].state,
+                      monitor_thread_status(cases[i].state), cases[i].want);
 }
 END_TEST
 
@@ -237,17 +237,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("monitors");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, contention_rows_add_up_per_class_and_trace);
-    tcase_add_test(tc, contention_is_thread_safe);
-    tcase_add_test(tc, ns_to_ms_rounds_half_up);
-    tcase_add_test(tc, monitor_time_is_in_milliseconds);
-    tcase_add_test(tc, monitor_time_ranks_and_cuts_on_nanoseconds);
-    tcase_add_test(tc, monitor_time_total_covers_rounded_rows);
-    tcase_add_test(tc, status_letters_from_jvmti_state);
-    tcase_add_test(tc, virtual_thread_capability_bit);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("monitors", "core", 60,
+                     TESTS(contention_rows_add_up_per_class_and_trace, contention_is_thread_safe,
+                           ns_to_ms_rounds_half_up, monitor_time_is_in_milliseconds,
+                           monitor_time_ranks_and_cuts_on_nanoseconds,
+                           monitor_time_total_covers_rounded_rows, status_letters_from_jvmti_state,
+                           virtual_thread_capability_bit));
 }

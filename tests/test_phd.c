@@ -688,20 +688,12 @@ END_TEST
 static Suite *phd_suite(void)
 {
     Suite *s = suite_create("phd");
-    TCase *t = tcase_create("phd");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, header_bytes_exact);
-    tcase_add_test(t, records_and_cache_bytes);
-    tcase_add_test(t, every_shape);
-    tcase_add_test(t, obj_array_full_of_far_references);
-    tcase_add_test(t, class_first_reference_moved);
-    tcase_add_test(t, no_reference_is_hidden_from_ibm_reader);
-    tcase_add_test(t, close_inside_dump_ends_it);
-    tcase_add_test(t, reader_rejects);
-    tcase_add_test(t, reader_lengths_and_hashes);
-    tcase_add_test(t, classic_text_exact);
-    tcase_add_test(t, classic_checker_is_strict);
-    suite_add_tcase(s, t);
+    suite_add_tests(s, "phd", 120,
+                    TESTS(header_bytes_exact, records_and_cache_bytes, every_shape,
+                          obj_array_full_of_far_references, class_first_reference_moved,
+                          no_reference_is_hidden_from_ibm_reader, close_inside_dump_ends_it,
+                          reader_rejects, reader_lengths_and_hashes, classic_text_exact,
+                          classic_checker_is_strict));
     return s;
 }
 

@@ -508,19 +508,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("profile");
-    TCase *tc = tcase_create("profile");
+    TCase *tc =
+        suite_add_tests(s, "profile", 60,
+                        TESTS(test_binary_plain, test_binary_gzip, test_ascii_plain, test_stdin,
+                              test_two_dumps, test_ascii_times_old_monitors, test_ascii_ms_shared,
+                              test_real_runs, test_truncated, test_bad_input));
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_binary_plain);
-    tcase_add_test(tc, test_binary_gzip);
-    tcase_add_test(tc, test_ascii_plain);
-    tcase_add_test(tc, test_stdin);
-    tcase_add_test(tc, test_two_dumps);
-    tcase_add_test(tc, test_ascii_times_old_monitors);
-    tcase_add_test(tc, test_ascii_ms_shared);
-    tcase_add_test(tc, test_real_runs);
-    tcase_add_test(tc, test_truncated);
-    tcase_add_test(tc, test_bad_input);
-    suite_add_tcase(s, tc);
     return run_suite(s);
 }

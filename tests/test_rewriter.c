@@ -1491,27 +1491,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("rewriter");
-    TCase *t = tcase_create("hand-made");
-    tcase_add_test(t, test_simple);
-    tcase_add_test(t, test_versions);
-    tcase_add_test(t, test_class_numbers);
-    tcase_add_test(t, test_many_methods);
-    tcase_add_test(t, test_widen_conditional_boundary);
-    tcase_add_test(t, test_widen_goto_and_jsr);
-    tcase_add_test(t, test_switch_padding);
-    tcase_add_test(t, test_constructor);
-    tcase_add_test(t, test_near_64k);
-    tcase_add_test(t, test_constant_pool);
-    tcase_add_test(t, test_special_classes);
-    tcase_add_test(t, test_skip_list);
-    tcase_add_test(t, test_truncated);
-    tcase_add_test(t, test_corrupted);
-    tcase_set_timeout(t, 120);
-    suite_add_tcase(s, t);
-    TCase *r = tcase_create("real");
-    tcase_add_test(r, test_fixtures);
-    tcase_add_test(r, test_jdk_images);
-    tcase_set_timeout(r, 600);
-    suite_add_tcase(s, r);
+    suite_add_tests(s, "hand-made", 120,
+                    TESTS(test_simple, test_versions, test_class_numbers, test_many_methods,
+                          test_widen_conditional_boundary, test_widen_goto_and_jsr,
+                          test_switch_padding, test_constructor, test_near_64k, test_constant_pool,
+                          test_special_classes, test_skip_list, test_truncated, test_corrupted));
+    suite_add_tests(s, "real", 600, TESTS(test_fixtures, test_jdk_images));
     return run_suite(s);
 }

@@ -339,19 +339,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("shadow-stack");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, self_time_excludes_callees);
-    tcase_add_test(tc, exact_counts_per_trace);
-    tcase_add_test(tc, recursion_counts_inclusive_time_once);
-    tcase_add_test(tc, exit_below_top_unwinds);
-    tcase_add_test(tc, exit_never_entered_is_ignored);
-    tcase_add_test(tc, depth_change_keeps_old_nodes);
-    tcase_add_test(tc, callee_table_grows_under_an_open_call);
-    tcase_add_test(tc, many_traces_and_methods);
-    tcase_add_test(tc, deep_stack_and_overflow);
-    tcase_add_test(tc, totals_over_threads);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("shadow-stack", "core", 120,
+                     TESTS(self_time_excludes_callees, exact_counts_per_trace,
+                           recursion_counts_inclusive_time_once, exit_below_top_unwinds,
+                           exit_never_entered_is_ignored, depth_change_keeps_old_nodes,
+                           callee_table_grows_under_an_open_call, many_traces_and_methods,
+                           deep_stack_and_overflow, totals_over_threads));
 }

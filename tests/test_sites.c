@@ -275,22 +275,12 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("sites");
-    TCase *t = tcase_create("site table");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, sites_intern_is_stable);
-    tcase_add_test(t, sites_grow_keeps_everything);
-    tcase_add_test(t, sites_concurrent_intern);
-    tcase_add_test(t, sites_class_state);
-    tcase_add_test(t, sample_weights);
-    suite_add_tcase(s, t);
-    t = tcase_create("trace cache");
-    tcase_add_test(t, trace_cache_hits_and_misses);
-    tcase_add_test(t, trace_cache_replacement_and_refs);
-    suite_add_tcase(s, t);
-    t = tcase_create("sampled objects");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, samples_put_take);
-    suite_add_tcase(s, t);
+    suite_add_tests(s, "site table", 120,
+                    TESTS(sites_intern_is_stable, sites_grow_keeps_everything,
+                          sites_concurrent_intern, sites_class_state, sample_weights));
+    suite_add_tests(s, "trace cache", 0,
+                    TESTS(trace_cache_hits_and_misses, trace_cache_replacement_and_refs));
+    suite_add_tests(s, "sampled objects", 120, TESTS(samples_put_take));
     return s;
 }
 

@@ -1814,43 +1814,22 @@ END_TEST
 static Suite *writer_suite(void)
 {
     Suite *s = suite_create("writer");
-    TCase *tc = tcase_create("sink");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_sink_memory_big_endian);
-    tcase_add_test(tc, test_sink_file_roundtrip);
-    tcase_add_test(tc, test_sink_open_file_error);
-    tcase_add_test(tc, test_sink_gzip_members);
-    tcase_add_test(tc, test_sink_gzip_flush_and_empty);
-    tcase_add_test(tc, test_sink_closed_pipe);
-    tcase_add_test(tc, test_sink_socket_peer_closed);
-    tcase_add_test(tc, test_sink_dev_full);
-    tcase_add_test(tc, test_sink_write_timeout);
-    tcase_add_test(tc, test_sink_socket_with_timeout_delivers);
-    tcase_add_test(tc, test_types_and_dates);
-    suite_add_tcase(s, tc);
+    suite_add_tests(s, "sink", 60,
+                    TESTS(test_sink_memory_big_endian, test_sink_file_roundtrip,
+                          test_sink_open_file_error, test_sink_gzip_members,
+                          test_sink_gzip_flush_and_empty, test_sink_closed_pipe,
+                          test_sink_socket_peer_closed, test_sink_dev_full, test_sink_write_timeout,
+                          test_sink_socket_with_timeout_delivers, test_types_and_dates));
 
-    tc = tcase_create("binary");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_bin_header);
-    tcase_add_test(tc, test_bin_string);
-    tcase_add_test(tc, test_bin_classes);
-    tcase_add_test(tc, test_bin_frames_traces);
-    tcase_add_test(tc, test_bin_threads);
-    tcase_add_test(tc, test_bin_sites);
-    tcase_add_test(tc, test_bin_summary_samples_control);
-    tcase_add_test(tc, test_bin_text_only_are_noops);
-    tcase_add_test(tc, test_bin_roots);
-    tcase_add_test(tc, test_bin_class_dump);
-    tcase_add_test(tc, test_bin_instance_dump);
-    tcase_add_test(tc, test_bin_arrays);
-    tcase_add_test(tc, test_bin_segment_split);
-    tcase_add_test(tc, test_bin_oversized_subrecord);
-    tcase_add_test(tc, test_bin_array_cap);
-    tcase_add_test(tc, test_bin_dump_misuse);
-    tcase_add_test(tc, test_bin_close_in_dump);
-    suite_add_tcase(s, tc);
+    suite_add_tests(s, "binary", 60,
+                    TESTS(test_bin_header, test_bin_string, test_bin_classes,
+                          test_bin_frames_traces, test_bin_threads, test_bin_sites,
+                          test_bin_summary_samples_control, test_bin_text_only_are_noops,
+                          test_bin_roots, test_bin_class_dump, test_bin_instance_dump,
+                          test_bin_arrays, test_bin_segment_split, test_bin_oversized_subrecord,
+                          test_bin_array_cap, test_bin_dump_misuse, test_bin_close_in_dump));
 
-    tc = tcase_create("ascii");
+    TCase *tc = tcase_create("ascii");
     tcase_add_test(tc, test_ascii_header);
     tcase_add_loop_test(tc, test_ascii_section, 0, (int)N_ASCII_CASES);
     tcase_add_test(tc, test_ascii_held_dump);

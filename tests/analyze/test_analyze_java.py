@@ -32,21 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 java = os.path.join(JAVA_HOME, "bin", "java")
 javac = os.path.join(JAVA_HOME, "bin", "javac")
 jcmd = os.path.join(JAVA_HOME, "bin", "jcmd")
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
-    return ok
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(HERE))
+from pychecks import check, finish, run  # noqa: E402
 
 
 def analyze(path, *opts):
@@ -203,5 +191,4 @@ try:
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
-print(f"SUITE analyze-java: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("analyze-java")
