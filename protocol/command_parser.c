@@ -48,7 +48,7 @@ static uint8_t *put_u8(uint8_t *p, uint64_t v)
     return put_u4(p, (uint32_t)v);
 }
 
-const char *hprof_cmd_name(uint8_t tag)
+const char *command_parser_name(uint8_t tag)
 {
     switch (tag) {
     case HPROF_CMD_FORCE_GC:
@@ -74,7 +74,7 @@ const char *hprof_cmd_name(uint8_t tag)
     }
 }
 
-const char *hprof_cmd_error_text(enum hprof_cmd_error e)
+const char *command_parser_error_text(enum hprof_cmd_error e)
 {
     switch (e) {
     case HPROF_CMD_ERR_NONE:
@@ -97,7 +97,7 @@ const char *hprof_cmd_error_text(enum hprof_cmd_error e)
     return "unknown error";
 }
 
-void hprof_cmd_parser_init(struct hprof_cmd_parser *p)
+void command_parser_parser_init(struct hprof_cmd_parser *p)
 {
     memset(p, 0, sizeof *p);
     p->state = HPROF_CMD_IN_HEADER;
@@ -220,8 +220,8 @@ static bool header_done(struct hprof_cmd_parser *p, struct hprof_cmd_result *out
     return false;
 }
 
-size_t hprof_cmd_parse(struct hprof_cmd_parser *p, const uint8_t *buf, size_t n,
-                       struct hprof_cmd_result *out)
+size_t command_parser_parse(struct hprof_cmd_parser *p, const uint8_t *buf, size_t n,
+                            struct hprof_cmd_result *out)
 {
     memset(out, 0, sizeof *out);
     out->command.tag = p->header[0];
@@ -276,7 +276,7 @@ size_t hprof_cmd_parse(struct hprof_cmd_parser *p, const uint8_t *buf, size_t n,
     return used;
 }
 
-bool hprof_cmd_parser_finish(struct hprof_cmd_parser *p, struct hprof_cmd_result *out)
+bool command_parser_parser_finish(struct hprof_cmd_parser *p, struct hprof_cmd_result *out)
 {
     memset(out, 0, sizeof *out);
     bool inside = (p->state == HPROF_CMD_IN_HEADER && p->have > 0) ||
@@ -293,7 +293,7 @@ bool hprof_cmd_parser_finish(struct hprof_cmd_parser *p, struct hprof_cmd_result
     return inside;
 }
 
-size_t hprof_cmd_encode(const struct hprof_command *c, uint8_t *buf, size_t cap)
+size_t command_parser_encode(const struct hprof_command *c, uint8_t *buf, size_t cap)
 {
     uint8_t body[10];
     uint8_t *e = body;

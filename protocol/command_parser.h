@@ -52,7 +52,7 @@ enum hprof_cmd_control {
 #define HPROF_CMD_DEPTH_MAX 1024u
 /* Header bytes: tag, serial, length. */
 #define HPROF_CMD_HEADER_SIZE 9u
-/* Longest encoding hprof_cmd_encode writes. */
+/* Longest encoding command_parser_encode writes. */
 #define HPROF_CMD_ENCODED_MAX (HPROF_CMD_HEADER_SIZE + 10u)
 
 struct hprof_command {
@@ -106,27 +106,27 @@ struct hprof_cmd_parser {
     uint64_t commands, errors; /* totals, for messages */
 };
 
-void hprof_cmd_parser_init(struct hprof_cmd_parser *p);
+void command_parser_parser_init(struct hprof_cmd_parser *p);
 
 /* Consumes input from buf[0..n) up to the end of the next complete command (or error) and
  * returns how many bytes it consumed; *out says what was found. Call again with the rest
  * until it has consumed everything. After HPROF_CMD_END every call consumes all its input
  * and returns END again. */
-size_t hprof_cmd_parse(struct hprof_cmd_parser *p, const uint8_t *buf, size_t n,
-                       struct hprof_cmd_result *out);
+size_t command_parser_parse(struct hprof_cmd_parser *p, const uint8_t *buf, size_t n,
+                            struct hprof_cmd_result *out);
 
 /* The stream ended (peer closed). Returns true and fills *out with a TRUNCATED error when
  * it ended inside a command. */
-bool hprof_cmd_parser_finish(struct hprof_cmd_parser *p, struct hprof_cmd_result *out);
+bool command_parser_parser_finish(struct hprof_cmd_parser *p, struct hprof_cmd_result *out);
 
 /* Writes the wire form of c into buf (cap bytes: HPROF_CMD_ENCODED_MAX is enough) and
  * returns its length, or 0 when it does not fit or c is not a known command. CONTROL
  * depth is written as u2, thread ids as u8. */
-size_t hprof_cmd_encode(const struct hprof_command *c, uint8_t *buf, size_t cap);
+size_t command_parser_encode(const struct hprof_command *c, uint8_t *buf, size_t cap);
 
 /* "ALLOC SITES", "CONTROL", ... or "unknown" for a tag. */
-const char *hprof_cmd_name(uint8_t tag);
+const char *command_parser_name(uint8_t tag);
 /* A short description of an error ("unknown command tag"). */
-const char *hprof_cmd_error_text(enum hprof_cmd_error e);
+const char *command_parser_error_text(enum hprof_cmd_error e);
 
 #endif

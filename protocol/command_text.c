@@ -35,7 +35,7 @@ static const char help_text[] =
     "  help                             this list\n"
     "  # ...                            a comment\n";
 
-const char *hprof_text_help(void)
+const char *command_text_help(void)
 {
     return help_text;
 }
@@ -164,7 +164,7 @@ static struct hprof_error parse_control(char **w, int n, struct hprof_command *c
     return hprof_errorf("usage: control alloc on|off | cpu on|off [ID] | clear | depth N");
 }
 
-struct hprof_error hprof_text_parse(const char *line, struct hprof_text_command *out)
+struct hprof_error command_text_parse(const char *line, struct hprof_text_command *out)
 {
     memset(out, 0, sizeof *out);
     size_t len = strlen(line);

@@ -18,7 +18,7 @@ enum hprof_text_kind {
     HPROF_TEXT_SEND,    /* send command (the caller sets its serial) */
     HPROF_TEXT_RAW,     /* send raw[0..nraw) as they are (testing a peer's parser) */
     HPROF_TEXT_SLEEP,   /* wait sleep_ms before the next command; nothing is sent */
-    HPROF_TEXT_HELP,    /* "help": show hprof_text_help() */
+    HPROF_TEXT_HELP,    /* "help": show command_text_help() */
 };
 
 struct hprof_text_command {
@@ -31,9 +31,9 @@ struct hprof_text_command {
 
 /* Parses one line. Returns hprof_ok(), or an error whose one line says what is wrong (the
  * caller reports it). */
-struct hprof_error hprof_text_parse(const char *line, struct hprof_text_command *out);
+struct hprof_error command_text_parse(const char *line, struct hprof_text_command *out);
 
 /* The help text listing the commands (ends with a newline). */
-const char *hprof_text_help(void);
+const char *command_text_help(void);
 
 #endif

@@ -17,7 +17,7 @@
 struct results {
     size_t n;
     struct hprof_cmd_result r[MAX_RESULTS];
-    bool finished_inside; /* hprof_cmd_parser_finish reported a truncated command */
+    bool finished_inside; /* command_parser_parser_finish reported a truncated command */
 };
 
 /* Feeds buf to a fresh parser in pieces of chunk bytes (0 = all at once), collects every
@@ -26,7 +26,7 @@ static void parse_all(const uint8_t *buf, size_t len, size_t chunk, struct resul
 {
     memset(out, 0, sizeof *out);
     struct hprof_cmd_parser p;
-    hprof_cmd_parser_init(&p);
+    command_parser_parser_init(&p);
     bool ended = false;
     size_t off = 0;
     while (off < len) {
@@ -34,7 +34,7 @@ static void parse_all(const uint8_t *buf, size_t len, size_t chunk, struct resul
         size_t used = 0;
         while (used < piece) {
             struct hprof_cmd_result r;
-            size_t k = hprof_cmd_parse(&p, buf + off + used, piece - used, &r);
+            size_t k = command_parser_parse(&p, buf + off + used, piece - used, &r);
             ck_assert_uint_gt(k, 0);
             ck_assert_uint_le(k, piece - used);
             used += k;
@@ -49,7 +49,7 @@ static void parse_all(const uint8_t *buf, size_t len, size_t chunk, struct resul
         off += piece;
     }
     struct hprof_cmd_result r;
-    if (hprof_cmd_parser_finish(&p, &r)) {
+    if (command_parser_parser_finish(&p, &r)) {
         out->finished_inside = true;
         ck_assert_uint_lt(out->n, MAX_RESULTS);
         out->r[out->n++] = r;
@@ -85,7 +85,7 @@ static void put_header(struct bytes *s, uint8_t tag, uint32_t serial, uint32_t l
 static void put_command(struct bytes *s, const struct hprof_command *c)
 {
     uint8_t buf[HPROF_CMD_ENCODED_MAX];
-    size_t n = hprof_cmd_encode(c, buf, sizeof buf);
+    size_t n = command_parser_encode(c, buf, sizeof buf);
     ck_assert_uint_gt(n, 0);
     bytes_put(s, buf, n);
 }
@@ -145,13 +145,13 @@ START_TEST(encoded_bytes_are_exact)
     struct hprof_command c = {
         .tag = HPROF_CMD_ALLOC_SITES, .serial = 0x01020304, .flags = 0x2, .cutoff = 0.5f};
     uint8_t buf[HPROF_CMD_ENCODED_MAX];
-    ck_assert_uint_eq(hprof_cmd_encode(&c, buf, sizeof buf), 15);
+    ck_assert_uint_eq(command_parser_encode(&c, buf, sizeof buf), 15);
     static const uint8_t want[] = {0x03, 1, 2, 3, 4, 0, 0, 0, 6, 0, 2, 0x3F, 0, 0, 0};
     ck_assert_mem_eq(buf, want, sizeof want);
 
     struct hprof_command d = {
         .tag = HPROF_CMD_CONTROL, .serial = 7, .control = HPROF_CTL_SET_DEPTH, .depth = 12};
-    ck_assert_uint_eq(hprof_cmd_encode(&d, buf, sizeof buf), 13);
+    ck_assert_uint_eq(command_parser_encode(&d, buf, sizeof buf), 13);
     static const uint8_t want_d[] = {0x08, 0, 0, 0, 7, 0, 0, 0, 4, 0, 6, 0, 12};
     ck_assert_mem_eq(buf, want_d, sizeof want_d);
 
@@ -159,19 +159,19 @@ START_TEST(encoded_bytes_are_exact)
                               .serial = 1,
                               .control = HPROF_CTL_CPU_SAMPLING_ON,
                               .thread_id = 0x0102};
-    ck_assert_uint_eq(hprof_cmd_encode(&t, buf, sizeof buf), 19);
+    ck_assert_uint_eq(command_parser_encode(&t, buf, sizeof buf), 19);
     static const uint8_t want_t[] = {0x08, 0, 0, 0, 1, 0, 0, 0, 10, 0, 3, 0, 0, 0, 0, 0, 0, 1, 2};
     ck_assert_mem_eq(buf, want_t, sizeof want_t);
 
     struct hprof_command g = {.tag = HPROF_CMD_FORCE_GC, .serial = 9};
-    ck_assert_uint_eq(hprof_cmd_encode(&g, buf, sizeof buf), 9);
+    ck_assert_uint_eq(command_parser_encode(&g, buf, sizeof buf), 9);
     struct hprof_command e = {.tag = HPROF_CMD_EOF};
-    ck_assert_uint_eq(hprof_cmd_encode(&e, buf, sizeof buf), 1);
+    ck_assert_uint_eq(command_parser_encode(&e, buf, sizeof buf), 1);
     ck_assert_uint_eq(buf[0], 0xFF);
     /* Too small a buffer, unknown tags. */
-    ck_assert_uint_eq(hprof_cmd_encode(&c, buf, 14), 0);
+    ck_assert_uint_eq(command_parser_encode(&c, buf, 14), 0);
     struct hprof_command u = {.tag = 0x42};
-    ck_assert_uint_eq(hprof_cmd_encode(&u, buf, sizeof buf), 0);
+    ck_assert_uint_eq(command_parser_encode(&u, buf, sizeof buf), 0);
 }
 END_TEST
 
@@ -416,11 +416,11 @@ END_TEST
 
 START_TEST(names_and_error_texts)
 {
-    ck_assert_str_eq(hprof_cmd_name(HPROF_CMD_ALLOC_SITES), "ALLOC SITES");
-    ck_assert_str_eq(hprof_cmd_name(HPROF_CMD_EXIT_VM), "EXIT THE VM");
-    ck_assert_str_eq(hprof_cmd_name(0x33), "unknown");
+    ck_assert_str_eq(command_parser_name(HPROF_CMD_ALLOC_SITES), "ALLOC SITES");
+    ck_assert_str_eq(command_parser_name(HPROF_CMD_EXIT_VM), "EXIT THE VM");
+    ck_assert_str_eq(command_parser_name(0x33), "unknown");
     for (int e = HPROF_CMD_ERR_NONE; e <= HPROF_CMD_ERR_TRUNCATED; e++)
-        ck_assert_str_ne(hprof_cmd_error_text((enum hprof_cmd_error)e), "unknown error");
+        ck_assert_str_ne(command_parser_error_text((enum hprof_cmd_error)e), "unknown error");
 }
 END_TEST
 
@@ -429,7 +429,7 @@ END_TEST
 static struct hprof_text_command text_ok(const char *line)
 {
     struct hprof_text_command t;
-    struct hprof_error e = hprof_text_parse(line, &t);
+    struct hprof_error e = command_text_parse(line, &t);
     ck_assert_msg(!hprof_failed(&e), "'%s': %s", line, e.text);
     return t;
 }
@@ -437,7 +437,7 @@ static struct hprof_text_command text_ok(const char *line)
 static void text_bad(const char *line, const char *want)
 {
     struct hprof_text_command t;
-    struct hprof_error e = hprof_text_parse(line, &t);
+    struct hprof_error e = command_text_parse(line, &t);
     ck_assert_msg(hprof_failed(&e), "'%s' parsed", line);
     ck_assert_msg(strstr(e.text, want) != NULL, "'%s': '%s' lacks '%s'", line, e.text, want);
 }
@@ -531,7 +531,7 @@ END_TEST
 
 START_TEST(text_help_lists_every_command)
 {
-    const char *h = hprof_text_help();
+    const char *h = command_text_help();
     const char *words[] = {"gc",      "dump", "sites", "summary", "traces", "samples",
                            "control", "exit", "eof",   "raw",     "sleep"};
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)

@@ -27,7 +27,7 @@ START_TEST(layout_numbers_superinterfaces_then_superclasses_then_own)
                                F("c2", HPROF_TYPE_OBJECT, false)};
     struct layout_level chain[] = {{c, 3}, {b, 3}, {NULL, 0} /* java.lang.Object */};
     struct class_layout l;
-    ck_assert_int_eq(layout_build(chain, 3, 1, &l), 0);
+    ck_assert_int_eq(heap_layout_build(chain, 3, 1, &l), 0);
     ck_assert_uint_eq(l.nindex, 7);
     /* Instance order: own (c1, c2), then B's (b1, b2). */
     ck_assert_uint_eq(l.ninstance, 4);
@@ -46,7 +46,7 @@ START_TEST(layout_numbers_superinterfaces_then_superclasses_then_own)
     int32_t statics[7] = {-1, -1, -1, -1, 0, -1, -1};
     for (int i = 0; i < 7; i++)
         ck_assert_int_eq(l.static_of_index[i], statics[i]);
-    layout_free(&l);
+    heap_layout_free(&l);
 }
 END_TEST
 
@@ -54,26 +54,26 @@ START_TEST(layout_of_a_class_without_fields)
 {
     struct layout_level chain[] = {{NULL, 0}, {NULL, 0}};
     struct class_layout l;
-    ck_assert_int_eq(layout_build(chain, 2, 0, &l), 0);
+    ck_assert_int_eq(heap_layout_build(chain, 2, 0, &l), 0);
     ck_assert_uint_eq(l.nindex, 0);
     ck_assert_uint_eq(l.ninstance, 0);
     ck_assert_uint_eq(l.instance_bytes, 0);
-    layout_free(&l);
+    heap_layout_free(&l);
 }
 END_TEST
 
 START_TEST(layout_types_of_signatures)
 {
-    ck_assert_int_eq(layout_type_of_signature("Z"), HPROF_TYPE_BOOLEAN);
-    ck_assert_int_eq(layout_type_of_signature("C"), HPROF_TYPE_CHAR);
-    ck_assert_int_eq(layout_type_of_signature("F"), HPROF_TYPE_FLOAT);
-    ck_assert_int_eq(layout_type_of_signature("D"), HPROF_TYPE_DOUBLE);
-    ck_assert_int_eq(layout_type_of_signature("B"), HPROF_TYPE_BYTE);
-    ck_assert_int_eq(layout_type_of_signature("S"), HPROF_TYPE_SHORT);
-    ck_assert_int_eq(layout_type_of_signature("I"), HPROF_TYPE_INT);
-    ck_assert_int_eq(layout_type_of_signature("J"), HPROF_TYPE_LONG);
-    ck_assert_int_eq(layout_type_of_signature("Ljava/lang/String;"), HPROF_TYPE_OBJECT);
-    ck_assert_int_eq(layout_type_of_signature("[I"), HPROF_TYPE_OBJECT);
+    ck_assert_int_eq(heap_layout_type_of_signature("Z"), HPROF_TYPE_BOOLEAN);
+    ck_assert_int_eq(heap_layout_type_of_signature("C"), HPROF_TYPE_CHAR);
+    ck_assert_int_eq(heap_layout_type_of_signature("F"), HPROF_TYPE_FLOAT);
+    ck_assert_int_eq(heap_layout_type_of_signature("D"), HPROF_TYPE_DOUBLE);
+    ck_assert_int_eq(heap_layout_type_of_signature("B"), HPROF_TYPE_BYTE);
+    ck_assert_int_eq(heap_layout_type_of_signature("S"), HPROF_TYPE_SHORT);
+    ck_assert_int_eq(heap_layout_type_of_signature("I"), HPROF_TYPE_INT);
+    ck_assert_int_eq(heap_layout_type_of_signature("J"), HPROF_TYPE_LONG);
+    ck_assert_int_eq(heap_layout_type_of_signature("Ljava/lang/String;"), HPROF_TYPE_OBJECT);
+    ck_assert_int_eq(heap_layout_type_of_signature("[I"), HPROF_TYPE_OBJECT);
 }
 END_TEST
 
@@ -93,13 +93,13 @@ START_TEST(array_rule_is_found_back)
         uint64_t sizes[17];
         sizes_of(&rules[k], sizes, 17);
         struct array_size_rule got;
-        ck_assert(layout_solve_array_rule(sizes, 17, &got));
+        ck_assert(heap_layout_solve_array_rule(sizes, 17, &got));
         for (uint64_t n = 0; n < 5000; n += 7)
             ck_assert_uint_eq(layout_array_size(&got, n), layout_array_size(&rules[k], n));
     }
     uint64_t nonsense[3] = {16, 8, 4};
     struct array_size_rule got;
-    ck_assert(!layout_solve_array_rule(nonsense, 3, &got));
+    ck_assert(!heap_layout_solve_array_rule(nonsense, 3, &got));
 }
 END_TEST
 

@@ -41,9 +41,9 @@ END_TEST
 
 START_TEST(containers_charge_what_they_hold)
 {
-    size_t before = mem_charged();
+    size_t before = mem_account_charged();
     struct keymap *m = keymap_new(16);
-    ck_assert_uint_eq(mem_charged() - before, keymap_bytes(m));
+    ck_assert_uint_eq(mem_account_charged() - before, keymap_bytes(m));
     size_t empty = keymap_bytes(m);
     char key[64];
     for (uint32_t i = 1; i <= 5000; i++) {
@@ -51,19 +51,19 @@ START_TEST(containers_charge_what_they_hold)
         ck_assert_uint_eq(keymap_put(m, key, (size_t)n, i), i);
     }
     ck_assert_uint_gt(keymap_bytes(m), empty + 5000 * 8);
-    ck_assert_uint_eq(mem_charged() - before, keymap_bytes(m));
+    ck_assert_uint_eq(mem_account_charged() - before, keymap_bytes(m));
     keymap_free(m);
-    ck_assert_uint_eq(mem_charged(), before);
+    ck_assert_uint_eq(mem_account_charged(), before);
 
     struct segarray *a = malloc(sizeof *a);
     segarray_init(a, 24);
     for (int i = 0; i < 10000; i++)
         ck_assert_uint_ne(segarray_append(a), UINT32_MAX);
     ck_assert_uint_eq(segarray_bytes(a), 3 * mem_block(SEG_CHUNK * 24)); /* 10000: 3 chunks */
-    ck_assert_uint_eq(mem_charged() - before, segarray_bytes(a));
+    ck_assert_uint_eq(mem_account_charged() - before, segarray_bytes(a));
     segarray_free(a);
     free(a);
-    ck_assert_uint_eq(mem_charged(), before);
+    ck_assert_uint_eq(mem_account_charged(), before);
 }
 END_TEST
 
@@ -89,21 +89,21 @@ END_TEST
 
 START_TEST(budget_reached_says_so_once)
 {
-    mem_budget_set(0);
-    ck_assert(!mem_budget_reached("x"));
-    mem_budget_set(mem_charged() + 1000);
-    ck_assert(!mem_budget_passed());
-    mem_charge(1000);
+    mem_account_budget_set(0);
+    ck_assert(!mem_account_budget_reached("x"));
+    mem_account_budget_set(mem_account_charged() + 1000);
+    ck_assert(!mem_account_budget_passed());
+    mem_account_charge(1000);
     capture_begin();
-    ck_assert(mem_budget_reached("new stacks"));
-    ck_assert(mem_budget_reached("new stacks"));
+    ck_assert(mem_account_budget_reached("new stacks"));
+    ck_assert(mem_account_budget_reached("new stacks"));
     char *err = capture_end();
     ck_assert_int_eq(count_of(err, "HPROF WARNING: the agent's tables reached memory="), 1);
     ck_assert_int_eq(count_of(err, "new stacks are counted under <memory_budget_reached>"), 1);
     free(err);
-    mem_uncharge(1000);
-    ck_assert(!mem_budget_passed());
-    mem_budget_set(0);
+    mem_account_uncharge(1000);
+    ck_assert(!mem_account_budget_passed());
+    mem_account_budget_set(0);
 }
 END_TEST
 
@@ -126,36 +126,36 @@ static void sums(const struct shadow_totals *s, uint64_t *calls, uint64_t *self,
 
 START_TEST(call_paths_past_the_budget_count_every_call)
 {
-    mem_budget_set(0);
-    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    mem_account_budget_set(0);
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
     uint64_t now = 0;
     /* Before the budget: 10 paths main -> m_i -> leaf. */
-    shadow_enter(t, F(1), now, 4);
+    shadow_stack_enter(t, F(1), now, 4);
     for (uint32_t i = 0; i < 10; i++) {
-        shadow_enter(t, F(100 + i), now += 1, 4);
-        shadow_enter(t, F(2), now += 1, 4);
-        shadow_exit(t, F(2), now += 10);
-        shadow_exit(t, F(100 + i), now += 1);
+        shadow_stack_enter(t, F(100 + i), now += 1, 4);
+        shadow_stack_enter(t, F(2), now += 1, 4);
+        shadow_stack_exit(t, F(2), now += 10);
+        shadow_stack_exit(t, F(100 + i), now += 1);
     }
-    uint32_t nodes = shadow_node_count(t);
+    uint32_t nodes = shadow_stack_node_count(t);
     /* Past it: 1000 new paths, each 3 deep, and known ones again. */
-    mem_budget_set(mem_charged() > 1 ? mem_charged() - 1 : 1);
+    mem_account_budget_set(mem_account_charged() > 1 ? mem_account_charged() - 1 : 1);
     capture_begin();
     for (uint32_t i = 0; i < 1000; i++) {
-        shadow_enter(t, F(1000 + i), now += 1, 4);
-        shadow_enter(t, F(5000 + i), now += 1, 4);
-        shadow_enter(t, F(2), now += 1, 4);
-        shadow_exit(t, F(2), now += 10);
-        shadow_exit(t, F(5000 + i), now += 1);
-        shadow_exit(t, F(1000 + i), now += 1);
-        shadow_enter(t, F(100), now += 1, 4); /* known: still its own row */
-        shadow_exit(t, F(100), now += 1);
+        shadow_stack_enter(t, F(1000 + i), now += 1, 4);
+        shadow_stack_enter(t, F(5000 + i), now += 1, 4);
+        shadow_stack_enter(t, F(2), now += 1, 4);
+        shadow_stack_exit(t, F(2), now += 10);
+        shadow_stack_exit(t, F(5000 + i), now += 1);
+        shadow_stack_exit(t, F(1000 + i), now += 1);
+        shadow_stack_enter(t, F(100), now += 1, 4); /* known: still its own row */
+        shadow_stack_exit(t, F(100), now += 1);
     }
-    shadow_exit(t, F(1), now += 1);
+    shadow_stack_exit(t, F(1), now += 1);
     free(capture_end());
-    ck_assert_uint_eq(shadow_height(t), 0);
+    ck_assert_uint_eq(shadow_stack_height(t), 0);
     /* Bounded: one overflow node below each node at most, and nothing below an overflow node. */
-    ck_assert_uint_le(shadow_node_count(t), 2 * nodes);
+    ck_assert_uint_le(shadow_stack_node_count(t), 2 * nodes);
     struct shadow_totals *s = shadow_totals_new();
     ck_assert_int_eq(shadow_totals_add_thread(s, t, 0, 4), 0);
     uint64_t calls, self, overflow;
@@ -170,8 +170,8 @@ START_TEST(call_paths_past_the_budget_count_every_call)
             ck_assert_uint_eq(r->calls, 1 + 1000);
     }
     shadow_totals_free(s);
-    shadow_thread_free(t);
-    mem_budget_set(0);
+    shadow_stack_thread_free(t);
+    mem_account_budget_set(0);
 }
 END_TEST
 

@@ -115,7 +115,7 @@ START_TEST(monitor_time_is_in_milliseconds)
         {.trace_serial = 6, .count = 1, .cost = 250 * MS, .method = "java.lang.Object"},
     };
     uint64_t total_ms = 0;
-    size_t keep = monitor_time_rows(rows, 2, 1000 * MS, 0.0001, &total_ms);
+    size_t keep = contention_time_rows(rows, 2, 1000 * MS, 0.0001, &total_ms);
     ck_assert_uint_eq(keep, 2);
     ck_assert_uint_eq(total_ms, 1000);
     ck_assert_uint_eq(rows[0].cost, 750);
@@ -136,7 +136,7 @@ START_TEST(monitor_time_ranks_and_cuts_on_nanoseconds)
     };
     uint64_t total_ns = 900000 + 2 * MS + 97 * MS + 150000;
     uint64_t total_ms = 0;
-    size_t keep = monitor_time_rows(rows, 3, total_ns, 0.01, &total_ms);
+    size_t keep = contention_time_rows(rows, 3, total_ns, 0.01, &total_ms);
     ck_assert_uint_eq(keep, 2);
     ck_assert_str_eq(rows[0].method, "A");
     ck_assert_uint_eq(rows[0].cost, 97);
@@ -156,11 +156,11 @@ START_TEST(monitor_time_total_covers_rounded_rows)
         {.trace_serial = 4, .count = 1, .cost = 600000, .method = "C"},
     };
     uint64_t total_ms = 0;
-    size_t keep = monitor_time_rows(rows, 3, 1800000, 0.0001, &total_ms);
+    size_t keep = contention_time_rows(rows, 3, 1800000, 0.0001, &total_ms);
     ck_assert_uint_eq(keep, 3);
     ck_assert_uint_eq(total_ms, 3);
     /* Nothing contended: no rows, total 0. */
-    ck_assert_uint_eq(monitor_time_rows(rows, 0, 0, 0.0001, &total_ms), 0);
+    ck_assert_uint_eq(contention_time_rows(rows, 0, 0, 0.0001, &total_ms), 0);
     ck_assert_uint_eq(total_ms, 0);
 }
 END_TEST
@@ -193,13 +193,13 @@ START_TEST(status_letters_from_jvmti_state)
          HPROF_TS_RUNNABLE | HPROF_TS_INTERRUPTED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        ck_assert_msg(monitor_thread_status(cases[i].state) == cases[i].want,
+        ck_assert_msg(contention_thread_status(cases[i].state) == cases[i].want,
                       "case %zu: state 0x%x: got 0x%x, want 0x%x", i, (unsigned)cases[i].state,
-                      monitor_thread_status(cases[i].state), cases[i].want);
+                      contention_thread_status(cases[i].state), cases[i].want);
 }
 END_TEST
 
-/* The bit jvmti_caps_set_virtual_threads sets is the JDK 21+ can_support_virtual_threads
+/* The bit jvmti_util_caps_set_virtual_threads sets is the JDK 21+ can_support_virtual_threads
  * field: byte 5, bit 4 on little-endian targets (read off the JDK 25 jvmti.h), and nothing
  * else. Built against a JDK 21+ header, the field itself is compared too. */
 START_TEST(virtual_thread_capability_bit)
@@ -207,9 +207,9 @@ START_TEST(virtual_thread_capability_bit)
     jvmtiCapabilities caps, none;
     memset(&caps, 0, sizeof caps);
     memset(&none, 0, sizeof none);
-    ck_assert(!jvmti_caps_has_virtual_threads(&caps));
-    jvmti_caps_set_virtual_threads(&caps);
-    ck_assert(jvmti_caps_has_virtual_threads(&caps));
+    ck_assert(!jvmti_util_caps_has_virtual_threads(&caps));
+    jvmti_util_caps_set_virtual_threads(&caps);
+    ck_assert(jvmti_util_caps_has_virtual_threads(&caps));
     const unsigned char *b = (const unsigned char *)&caps;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (size_t i = 0; i < sizeof caps; i++)
@@ -218,17 +218,17 @@ START_TEST(virtual_thread_capability_bit)
     /* Neighbours stay as they were. */
     caps.can_generate_sampled_object_alloc_events = 1;
     caps.can_tag_objects = 1;
-    ck_assert(jvmti_caps_has_virtual_threads(&caps));
+    ck_assert(jvmti_util_caps_has_virtual_threads(&caps));
     none.can_generate_sampled_object_alloc_events = 1;
     none.can_tag_objects = 1;
-    ck_assert(!jvmti_caps_has_virtual_threads(&none));
+    ck_assert(!jvmti_util_caps_has_virtual_threads(&none));
 #ifdef HPROF_HAVE_VT_CAPABILITY_FIELD
     jvmtiCapabilities real;
     memset(&real, 0, sizeof real);
     real.can_support_virtual_threads = 1;
-    ck_assert(jvmti_caps_has_virtual_threads(&real));
+    ck_assert(jvmti_util_caps_has_virtual_threads(&real));
     memset(&caps, 0, sizeof caps);
-    jvmti_caps_set_virtual_threads(&caps);
+    jvmti_util_caps_set_virtual_threads(&caps);
     ck_assert_int_eq(memcmp(&caps, &real, sizeof caps), 0);
 #endif
     (void)b;

@@ -90,7 +90,7 @@ static struct hprof_writer *open_writer(bool classic)
 {
     struct hprof_sink *s = sink_open_memory();
     ck_assert_ptr_nonnull(s);
-    struct hprof_writer *w = classic ? writer_classic_new(s) : writer_phd_new(s);
+    struct hprof_writer *w = classic ? classic_writer_new(s) : phd_writer_new(s);
     ck_assert_ptr_nonnull(w);
     w->ops->begin(w);
     return w;
@@ -437,7 +437,7 @@ START_TEST(close_inside_dump_ends_it)
     struct hprof_sink *s = NULL;
     sink_open_file(path, false, &s);
     ck_assert_ptr_nonnull(s);
-    struct hprof_writer *w = writer_phd_new(s);
+    struct hprof_writer *w = phd_writer_new(s);
     w->ops->begin(w);
     w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
     classes(w);

@@ -58,7 +58,7 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
     struct hprof_sink *s = NULL;
     struct hprof_error err = sink_open_file(path, gzip, &s);
     ck_assert_msg(s != NULL, "%s", err.text);
-    struct hprof_writer *w = binary ? writer_binary_new(s) : writer_ascii_new(s);
+    struct hprof_writer *w = binary ? binary_writer_new(s) : ascii_writer_new(s);
     w->ops->begin(w);
     for (unsigned i = 1; i < sizeof strs / sizeof *strs; i++)
         w->ops->string(w, i, strs[i], strlen(strs[i]));

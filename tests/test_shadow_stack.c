@@ -45,14 +45,14 @@ static struct shadow_totals *totals_of(const struct shadow_thread *t, unsigned d
 
 START_TEST(self_time_excludes_callees)
 {
-    struct shadow_thread *t = shadow_thread_new(true, NULL);
-    shadow_enter(t, M(MAIN), 100, 4);
-    shadow_enter(t, M(MID), 110, 4);
-    shadow_enter(t, M(LEAF), 120, 4);
-    shadow_exit(t, M(LEAF), 150); /* leaf: 30 */
-    shadow_exit(t, M(MID), 160);  /* mid: 50 elapsed, 20 self */
-    shadow_exit(t, M(MAIN), 200); /* main: 100 elapsed, 50 self */
-    ck_assert_uint_eq(shadow_height(t), 0);
+    struct shadow_thread *t = shadow_stack_thread_new(true, NULL);
+    shadow_stack_enter(t, M(MAIN), 100, 4);
+    shadow_stack_enter(t, M(MID), 110, 4);
+    shadow_stack_enter(t, M(LEAF), 120, 4);
+    shadow_stack_exit(t, M(LEAF), 150); /* leaf: 30 */
+    shadow_stack_exit(t, M(MID), 160);  /* mid: 50 elapsed, 20 self */
+    shadow_stack_exit(t, M(MAIN), 200); /* main: 100 elapsed, 50 self */
+    ck_assert_uint_eq(shadow_stack_height(t), 0);
     struct shadow_totals *s = totals_of(t, 4);
     ck_assert_uint_eq(shadow_totals_count(s), 3);
     shadow_frame k1[] = {M(MAIN)}, k2[] = {M(MID), M(MAIN)}, k3[] = {M(LEAF), M(MID), M(MAIN)};
@@ -64,43 +64,43 @@ START_TEST(self_time_excludes_callees)
     ck_assert_uint_eq(method_of(s, M(MID))->total, 50);
     ck_assert_uint_eq(method_of(s, M(LEAF))->total, 30);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 /* The counts the Java test program (CpuTimesProgram) makes, exactly. */
 static void known_program(struct shadow_thread *t, uint64_t *clock)
 {
-    shadow_enter(t, M(MAIN), ++*clock, 4);
+    shadow_stack_enter(t, M(MAIN), ++*clock, 4);
     int leaves = 0;
     for (int i = 0; i < 678; i++) {
-        shadow_enter(t, M(MID), ++*clock, 4);
+        shadow_stack_enter(t, M(MID), ++*clock, 4);
         int n = 12345 / 678 + (i < 12345 % 678 ? 1 : 0);
         for (int k = 0; k < n; k++, leaves++) {
-            shadow_enter(t, M(LEAF), ++*clock, 4);
-            shadow_exit(t, M(LEAF), ++*clock);
+            shadow_stack_enter(t, M(LEAF), ++*clock, 4);
+            shadow_stack_exit(t, M(LEAF), ++*clock);
         }
-        shadow_exit(t, M(MID), ++*clock);
+        shadow_stack_exit(t, M(MID), ++*clock);
     }
     ck_assert_int_eq(leaves, 12345);
     for (int r = 0; r < 100; r++) {
         for (int d = 0; d < 10; d++)
-            shadow_enter(t, M(REC), ++*clock, 4);
+            shadow_stack_enter(t, M(REC), ++*clock, 4);
         for (int d = 0; d < 10; d++)
-            shadow_exit(t, M(REC), ++*clock);
+            shadow_stack_exit(t, M(REC), ++*clock);
     }
     for (int i = 0; i < 50; i++) {
-        shadow_enter(t, M(CATCHER), ++*clock, 4);
-        shadow_enter(t, M(THROWER), ++*clock, 4);
-        shadow_exit(t, M(THROWER), ++*clock); /* the handler's exit call, then athrow */
-        shadow_exit(t, M(CATCHER), ++*clock);
+        shadow_stack_enter(t, M(CATCHER), ++*clock, 4);
+        shadow_stack_enter(t, M(THROWER), ++*clock, 4);
+        shadow_stack_exit(t, M(THROWER), ++*clock); /* the handler's exit call, then athrow */
+        shadow_stack_exit(t, M(CATCHER), ++*clock);
     }
-    shadow_exit(t, M(MAIN), ++*clock);
+    shadow_stack_exit(t, M(MAIN), ++*clock);
 }
 
 START_TEST(exact_counts_per_trace)
 {
-    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
     uint64_t clock = 0;
     known_program(t, &clock);
     struct shadow_totals *s = totals_of(t, 4);
@@ -141,41 +141,41 @@ START_TEST(exact_counts_per_trace)
     ck_assert_uint_eq(shadow_totals_at(s, 0)->n, 0);
     ck_assert_uint_eq(shadow_totals_at(s, 0)->calls, 1 + 678 + 12345 + 1000 + 100);
     shadow_totals_free(s);
-    ck_assert_uint_eq(shadow_thread_stats(t).unmatched_exits, 0);
-    shadow_thread_free(t);
+    ck_assert_uint_eq(shadow_stack_thread_stats(t).unmatched_exits, 0);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(recursion_counts_inclusive_time_once)
 {
-    struct shadow_thread *t = shadow_thread_new(true, NULL);
+    struct shadow_thread *t = shadow_stack_thread_new(true, NULL);
     uint64_t now = 0;
     for (int d = 0; d < 10; d++)
-        shadow_enter(t, M(REC), now += 10, 4);
+        shadow_stack_enter(t, M(REC), now += 10, 4);
     for (int d = 0; d < 10; d++)
-        shadow_exit(t, M(REC), now += 10);
+        shadow_stack_exit(t, M(REC), now += 10);
     struct shadow_totals *s = totals_of(t, 4);
     const struct shadow_method_total *m = method_of(s, M(REC));
     ck_assert_uint_eq(m->calls, 10);
     ck_assert_uint_eq(m->total, 190); /* outermost entry at 10, exit at 200 */
     ck_assert_uint_eq(m->self, 190);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(exit_below_top_unwinds)
 {
     /* A constructor whose super() threw: its own exit is missing, the caller's comes. */
-    struct shadow_thread *t = shadow_thread_new(true, NULL);
-    shadow_enter(t, M(MAIN), 0, 4);
-    shadow_enter(t, M(MID), 10, 4);
-    shadow_enter(t, M(LEAF), 20, 4);
-    shadow_enter(t, M(REC), 30, 4);
-    shadow_exit(t, M(MID), 70);
-    ck_assert_uint_eq(shadow_height(t), 1);
-    ck_assert_uint_eq(shadow_thread_stats(t).unwound, 2);
-    shadow_exit(t, M(MAIN), 100);
+    struct shadow_thread *t = shadow_stack_thread_new(true, NULL);
+    shadow_stack_enter(t, M(MAIN), 0, 4);
+    shadow_stack_enter(t, M(MID), 10, 4);
+    shadow_stack_enter(t, M(LEAF), 20, 4);
+    shadow_stack_enter(t, M(REC), 30, 4);
+    shadow_stack_exit(t, M(MID), 70);
+    ck_assert_uint_eq(shadow_stack_height(t), 1);
+    ck_assert_uint_eq(shadow_stack_thread_stats(t).unwound, 2);
+    shadow_stack_exit(t, M(MAIN), 100);
     struct shadow_totals *s = totals_of(t, 4);
     shadow_frame rec[] = {M(REC), M(LEAF), M(MID), M(MAIN)};
     shadow_frame leaf[] = {M(LEAF), M(MID), M(MAIN)};
@@ -186,38 +186,38 @@ START_TEST(exit_below_top_unwinds)
     ck_assert_uint_eq(method_of(s, M(LEAF))->total, 50);
     ck_assert_uint_eq(method_of(s, M(MAIN))->total, 100);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(exit_never_entered_is_ignored)
 {
-    struct shadow_thread *t = shadow_thread_new(false, NULL);
-    shadow_exit(t, M(MAIN), 5); /* empty stack */
-    shadow_enter(t, M(MID), 10, 4);
-    shadow_exit(t, M(LEAF), 15); /* not on the stack */
-    ck_assert_uint_eq(shadow_height(t), 1);
-    shadow_exit(t, M(MID), 20);
-    ck_assert_uint_eq(shadow_thread_stats(t).unmatched_exits, 2);
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
+    shadow_stack_exit(t, M(MAIN), 5); /* empty stack */
+    shadow_stack_enter(t, M(MID), 10, 4);
+    shadow_stack_exit(t, M(LEAF), 15); /* not on the stack */
+    ck_assert_uint_eq(shadow_stack_height(t), 1);
+    shadow_stack_exit(t, M(MID), 20);
+    ck_assert_uint_eq(shadow_stack_thread_stats(t).unmatched_exits, 2);
     struct shadow_totals *s = totals_of(t, 4);
     ck_assert_uint_eq(shadow_totals_count(s), 1);
     ck_assert_uint_eq(shadow_totals_at(s, 0)->self, 10);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(depth_change_keeps_old_nodes)
 {
-    struct shadow_thread *t = shadow_thread_new(false, NULL);
-    shadow_enter(t, M(MAIN), 0, 2);
-    shadow_enter(t, M(MID), 0, 2);
-    shadow_enter(t, M(LEAF), 0, 2);
-    shadow_exit(t, M(LEAF), 1);
-    shadow_enter(t, M(LEAF), 1, 3); /* depth 3 from now on */
-    shadow_exit(t, M(LEAF), 2);
-    shadow_exit(t, M(MID), 2);
-    shadow_exit(t, M(MAIN), 2);
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
+    shadow_stack_enter(t, M(MAIN), 0, 2);
+    shadow_stack_enter(t, M(MID), 0, 2);
+    shadow_stack_enter(t, M(LEAF), 0, 2);
+    shadow_stack_exit(t, M(LEAF), 1);
+    shadow_stack_enter(t, M(LEAF), 1, 3); /* depth 3 from now on */
+    shadow_stack_exit(t, M(LEAF), 2);
+    shadow_stack_exit(t, M(MID), 2);
+    shadow_stack_exit(t, M(MAIN), 2);
     struct shadow_totals *s = totals_of(t, 3);
     shadow_frame l2[] = {M(LEAF), M(MID)}, l3[] = {M(LEAF), M(MID), M(MAIN)};
     ck_assert_uint_eq(row_of(s, 0, l2, 2)->calls, 1);
@@ -226,7 +226,7 @@ START_TEST(depth_change_keeps_old_nodes)
     s = totals_of(t, 2); /* cut to 2 frames: the two merge */
     ck_assert_uint_eq(row_of(s, 0, l2, 2)->calls, 2);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
@@ -234,44 +234,44 @@ START_TEST(callee_table_grows_under_an_open_call)
 {
     /* depth 1: [REC] calls itself, so the entry of the inner REC points into [REC]'s callee
      * table, which then grows as REC calls new methods. */
-    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
     uint64_t now = 0;
-    shadow_enter(t, M(REC), now++, 1);
-    shadow_enter(t, M(REC), now++, 1);
+    shadow_stack_enter(t, M(REC), now++, 1);
+    shadow_stack_enter(t, M(REC), now++, 1);
     for (uint32_t m = 0; m < 100; m++) {
-        shadow_enter(t, F(20, m), now++, 1);
-        shadow_exit(t, F(20, m), now++);
+        shadow_stack_enter(t, F(20, m), now++, 1);
+        shadow_stack_exit(t, F(20, m), now++);
     }
-    shadow_exit(t, M(REC), now++);
-    shadow_exit(t, M(REC), now++);
-    ck_assert_uint_eq(shadow_height(t), 0);
+    shadow_stack_exit(t, M(REC), now++);
+    shadow_stack_exit(t, M(REC), now++);
+    ck_assert_uint_eq(shadow_stack_height(t), 0);
     struct shadow_totals *s = totals_of(t, 1);
     shadow_frame rec[] = {M(REC)};
     ck_assert_uint_eq(row_of(s, 0, rec, 1)->calls, 2);
     ck_assert_uint_eq(row_of(s, 0, rec, 1)->self, (now - 1) - 100);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(many_traces_and_methods)
 {
     /* 20000 methods each called from 3 callers: 60000 traces, every table grows. */
-    struct shadow_thread *t = shadow_thread_new(true, NULL);
+    struct shadow_thread *t = shadow_stack_thread_new(true, NULL);
     uint64_t now = 0;
-    shadow_enter(t, M(MAIN), now++, 3);
+    shadow_stack_enter(t, M(MAIN), now++, 3);
     for (int c = 0; c < 3; c++) {
-        shadow_enter(t, F(9, c), now++, 3);
+        shadow_stack_enter(t, F(9, c), now++, 3);
         for (uint32_t m = 0; m < 20000; m++) {
             for (uint32_t k = 0; k <= m % 3; k++) {
-                shadow_enter(t, F(100 + m / 1000, m), now++, 3);
-                shadow_exit(t, F(100 + m / 1000, m), now++);
+                shadow_stack_enter(t, F(100 + m / 1000, m), now++, 3);
+                shadow_stack_exit(t, F(100 + m / 1000, m), now++);
             }
         }
-        shadow_exit(t, F(9, c), now++);
+        shadow_stack_exit(t, F(9, c), now++);
     }
-    shadow_exit(t, M(MAIN), now++);
-    ck_assert_uint_eq(shadow_node_count(t), 1 + 1 + 3 + 60000);
+    shadow_stack_exit(t, M(MAIN), now++);
+    ck_assert_uint_eq(shadow_stack_node_count(t), 1 + 1 + 3 + 60000);
     struct shadow_totals *s = totals_of(t, 3);
     ck_assert_uint_eq(shadow_totals_count(s), 1 + 3 + 60000);
     for (uint32_t m = 0; m < 20000; m += 997) {
@@ -283,32 +283,33 @@ START_TEST(many_traces_and_methods)
         ck_assert_uint_eq(method_of(s, k[0])->calls, 3 * (m % 3 + 1));
     }
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(deep_stack_and_overflow)
 {
-    struct shadow_thread *t = shadow_thread_new(false, NULL);
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
     for (uint32_t i = 0; i < SHADOW_MAX_HEIGHT + 10; i++)
-        shadow_enter(t, M(REC), i, 4);
-    ck_assert_uint_eq(shadow_height(t), SHADOW_MAX_HEIGHT);
-    ck_assert_uint_eq(shadow_thread_stats(t).overflow, 10);
+        shadow_stack_enter(t, M(REC), i, 4);
+    ck_assert_uint_eq(shadow_stack_height(t), SHADOW_MAX_HEIGHT);
+    ck_assert_uint_eq(shadow_stack_thread_stats(t).overflow, 10);
     for (uint32_t i = 0; i < SHADOW_MAX_HEIGHT + 10; i++)
-        shadow_exit(t, M(REC), SHADOW_MAX_HEIGHT + 10 + i);
-    ck_assert_uint_eq(shadow_height(t), 0);
-    ck_assert_uint_eq(shadow_thread_stats(t).unmatched_exits, 0);
+        shadow_stack_exit(t, M(REC), SHADOW_MAX_HEIGHT + 10 + i);
+    ck_assert_uint_eq(shadow_stack_height(t), 0);
+    ck_assert_uint_eq(shadow_stack_thread_stats(t).unmatched_exits, 0);
     struct shadow_totals *s = totals_of(t, 4);
     shadow_frame r4[] = {M(REC), M(REC), M(REC), M(REC)};
     ck_assert_uint_eq(row_of(s, 0, r4, 4)->calls, SHADOW_MAX_HEIGHT - 3);
     shadow_totals_free(s);
-    shadow_thread_free(t);
+    shadow_stack_thread_free(t);
 }
 END_TEST
 
 START_TEST(totals_over_threads)
 {
-    struct shadow_thread *a = shadow_thread_new(true, NULL), *b = shadow_thread_new(true, NULL);
+    struct shadow_thread *a = shadow_stack_thread_new(true, NULL),
+                         *b = shadow_stack_thread_new(true, NULL);
     uint64_t ca = 0, cb = 1000;
     known_program(a, &ca);
     known_program(b, &cb);
@@ -332,8 +333,8 @@ START_TEST(totals_over_threads)
     shadow_totals_free(cut);
     shadow_totals_free(merged);
     shadow_totals_free(split);
-    shadow_thread_free(a);
-    shadow_thread_free(b);
+    shadow_stack_thread_free(a);
+    shadow_stack_thread_free(b);
 }
 END_TEST
 

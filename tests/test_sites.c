@@ -16,44 +16,44 @@
 
 START_TEST(sites_intern_is_stable)
 {
-    ck_assert_int_eq(sites_init(), 0);
-    ck_assert_uint_eq(sites_end(), SITE_ID_FIRST);
-    uint32_t a = sites_intern(7, 1), b = sites_intern(7, 2), c = sites_intern(8, 1);
+    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_uint_eq(site_table_end(), SITE_ID_FIRST);
+    uint32_t a = site_table_intern(7, 1), b = site_table_intern(7, 2), c = site_table_intern(8, 1);
     ck_assert_uint_eq(a, SITE_ID_FIRST);
     ck_assert_uint_ne(a, b);
     ck_assert_uint_ne(a, c);
     ck_assert_uint_ne(b, c);
-    ck_assert_uint_eq(sites_intern(7, 1), a);
-    ck_assert_uint_eq(sites_intern(8, 1), c);
-    ck_assert_uint_eq(sites_end(), SITE_ID_FIRST + 3);
-    struct site *s = sites_get(b);
+    ck_assert_uint_eq(site_table_intern(7, 1), a);
+    ck_assert_uint_eq(site_table_intern(8, 1), c);
+    ck_assert_uint_eq(site_table_end(), SITE_ID_FIRST + 3);
+    struct site *s = site_table_get(b);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(s->class_serial, 7);
     ck_assert_uint_eq(s->trace_serial, 2);
-    ck_assert_ptr_null(sites_get(0));
-    ck_assert_ptr_null(sites_get(SITE_ID_UNTRACKED));
-    ck_assert_ptr_null(sites_get(sites_end()));
-    ck_assert_uint_eq(sites_intern(0, 0), 0); /* the one key that is never valid */
+    ck_assert_ptr_null(site_table_get(0));
+    ck_assert_ptr_null(site_table_get(SITE_ID_UNTRACKED));
+    ck_assert_ptr_null(site_table_get(site_table_end()));
+    ck_assert_uint_eq(site_table_intern(0, 0), 0); /* the one key that is never valid */
     sites_count_allocs(s, 1, 24);
     ck_assert_uint_eq(sites_count_allocs(s, 1, 24), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_objs), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_bytes), 48);
-    sites_free();
+    site_table_free();
 }
 END_TEST
 
 START_TEST(sites_grow_keeps_everything)
 {
-    ck_assert_int_eq(sites_init(), 0);
+    ck_assert_int_eq(site_table_init(), 0);
     /* Many more than the initial index holds, with keys that share class or trace. */
     for (uint32_t i = 1; i <= 100000; i++)
-        ck_assert_uint_eq(sites_intern(i % 97 + 1, i), SITE_ID_FIRST + i - 1);
+        ck_assert_uint_eq(site_table_intern(i % 97 + 1, i), SITE_ID_FIRST + i - 1);
     for (uint32_t i = 1; i <= 100000; i++) {
-        uint32_t id = sites_intern(i % 97 + 1, i);
+        uint32_t id = site_table_intern(i % 97 + 1, i);
         ck_assert_uint_eq(id, SITE_ID_FIRST + i - 1);
-        ck_assert_uint_eq(sites_get(id)->trace_serial, i);
+        ck_assert_uint_eq(site_table_get(id)->trace_serial, i);
     }
-    sites_free();
+    site_table_free();
 }
 END_TEST
 
@@ -71,9 +71,9 @@ static void *intern_worker(void *arg)
     struct worker *w = arg;
     for (int j = 0; j < PER_THREAD; j++) {
         int i = (j * 7919 + w->index * 1237) % PER_THREAD;
-        uint32_t id = sites_intern((uint32_t)(i % 50 + 1), (uint32_t)(i + 1));
+        uint32_t id = site_table_intern((uint32_t)(i % 50 + 1), (uint32_t)(i + 1));
         w->ids[i] = id;
-        struct site *s = sites_get(id);
+        struct site *s = site_table_get(id);
         if (s)
             sites_count_allocs(s, 1, 16);
     }
@@ -82,7 +82,7 @@ static void *intern_worker(void *arg)
 
 START_TEST(sites_concurrent_intern)
 {
-    ck_assert_int_eq(sites_init(), 0);
+    ck_assert_int_eq(site_table_init(), 0);
     static struct worker workers[NTHREADS];
     pthread_t threads[NTHREADS];
     for (int t = 0; t < NTHREADS; t++) {
@@ -91,53 +91,54 @@ START_TEST(sites_concurrent_intern)
     }
     for (int t = 0; t < NTHREADS; t++)
         pthread_join(threads[t], NULL);
-    ck_assert_uint_eq(sites_end(), SITE_ID_FIRST + PER_THREAD);
+    ck_assert_uint_eq(site_table_end(), SITE_ID_FIRST + PER_THREAD);
     for (int i = 0; i < PER_THREAD; i++) {
         uint32_t id = workers[0].ids[i];
         ck_assert_uint_ne(id, 0);
         for (int t = 1; t < NTHREADS; t++)
             ck_assert_uint_eq(workers[t].ids[i], id);
-        struct site *s = sites_get(id);
+        struct site *s = site_table_get(id);
         ck_assert_uint_eq(s->class_serial, (uint32_t)(i % 50 + 1));
         ck_assert_uint_eq(s->trace_serial, (uint32_t)(i + 1));
         ck_assert_uint_eq(atomic_load(&s->alloc_objs), NTHREADS);
         ck_assert_uint_eq(atomic_load(&s->alloc_bytes), NTHREADS * 16);
     }
-    sites_free();
+    site_table_free();
 }
 END_TEST
 
 START_TEST(sites_class_state)
 {
-    ck_assert_int_eq(sites_init(), 0);
-    ck_assert_ptr_null(sites_class(0));
-    ck_assert_ptr_null(sites_class_peek(5000));
-    struct site_class *k = sites_class(5000);
+    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_ptr_null(site_table_class(0));
+    ck_assert_ptr_null(site_table_class_peek(5000));
+    struct site_class *k = site_table_class(5000);
     ck_assert_ptr_nonnull(k);
-    ck_assert_ptr_eq(sites_class_peek(5000), k);
-    ck_assert_ptr_eq(sites_class(5000), k);
+    ck_assert_ptr_eq(site_table_class_peek(5000), k);
+    ck_assert_ptr_eq(site_table_class(5000), k);
     ck_assert_uint_eq(atomic_load(&k->kind), SITE_CLASS_UNKNOWN);
     ck_assert_uint_eq(atomic_load(&k->default_site), 0);
-    ck_assert_ptr_ne(sites_class(5001), k);
-    ck_assert_ptr_nonnull(sites_class(16u * 1024 * 1024 - 1));
-    ck_assert_ptr_null(sites_class(16u * 1024 * 1024));
-    sites_free();
+    ck_assert_ptr_ne(site_table_class(5001), k);
+    ck_assert_ptr_nonnull(site_table_class(16u * 1024 * 1024 - 1));
+    ck_assert_ptr_null(site_table_class(16u * 1024 * 1024));
+    site_table_free();
 }
 END_TEST
 
 START_TEST(sample_weights)
 {
-    ck_assert_uint_eq(sites_sample_weight(100, 0), SITE_WEIGHT_ONE);
-    ck_assert_uint_eq(sites_sample_weight(0, 4096), SITE_WEIGHT_ONE);
+    ck_assert_uint_eq(site_table_sample_weight(100, 0), SITE_WEIGHT_ONE);
+    ck_assert_uint_eq(site_table_sample_weight(0, 4096), SITE_WEIGHT_ONE);
     /* Far larger than the interval: always sampled, weight 1. */
-    ck_assert_uint_eq(sites_sample_weight(1 << 20, 1024), SITE_WEIGHT_ONE);
+    ck_assert_uint_eq(site_table_sample_weight(1 << 20, 1024), SITE_WEIGHT_ONE);
     /* size == interval: 1 / (1 - 1/e). */
-    ck_assert_uint_eq(sites_sample_weight(4096, 4096), (uint64_t)llround(256.0 / (1 - exp(-1))));
+    ck_assert_uint_eq(site_table_sample_weight(4096, 4096),
+                      (uint64_t)llround(256.0 / (1 - exp(-1))));
     /* Much smaller: about interval / size objects per sample. */
-    uint64_t w = sites_sample_weight(16, 512 * 1024);
+    uint64_t w = site_table_sample_weight(16, 512 * 1024);
     ck_assert(fabs((double)w / SITE_WEIGHT_ONE - 32768.5) < 1.0);
     /* Interval 1 (every allocation sampled) weighs objects as one. */
-    ck_assert_uint_eq(sites_sample_weight(16, 1), SITE_WEIGHT_ONE);
+    ck_assert_uint_eq(site_table_sample_weight(16, 1), SITE_WEIGHT_ONE);
     ck_assert_uint_eq(sites_weight_round(SITE_WEIGHT_ONE * 3 + SITE_WEIGHT_ONE / 2), 4);
     ck_assert_uint_eq(sites_weight_round(SITE_WEIGHT_ONE * 3 + SITE_WEIGHT_ONE / 2 - 1), 3);
 }
@@ -231,13 +232,13 @@ END_TEST
 
 START_TEST(samples_put_take)
 {
-    ck_assert_int_eq(samples_init(), 0);
+    ck_assert_int_eq(sampled_objects_init(), 0);
     enum { N = 50000 };
     static uint64_t sizes[N + 1];
     static bool present[N + 1];
     uint64_t size = 0;
-    ck_assert(!samples_put(0, 1));
-    ck_assert(!samples_take(12345, &size));
+    ck_assert(!sampled_objects_put(0, 1));
+    ck_assert(!sampled_objects_take(12345, &size));
     /* Random puts and takes, checked against a plain array. */
     uint64_t x = 88172645463325252ull;
     size_t live = 0;
@@ -251,9 +252,9 @@ START_TEST(samples_put_take)
                 live++;
             sizes[k] = x % 1000 + 16;
             present[k] = true;
-            ck_assert(samples_put(tag, sizes[k]));
+            ck_assert(sampled_objects_put(tag, sizes[k]));
         } else {
-            bool found = samples_take(tag, &size);
+            bool found = sampled_objects_take(tag, &size);
             ck_assert_int_eq(found, present[k]);
             if (found) {
                 ck_assert_uint_eq(size, sizes[k]);
@@ -261,14 +262,14 @@ START_TEST(samples_put_take)
                 live--;
             }
         }
-        ck_assert_uint_eq(samples_count(), live);
+        ck_assert_uint_eq(sampled_objects_count(), live);
     }
     for (uint64_t k = 1; k <= N; k++) {
         uint64_t tag = (k << 40) | (k * 2654435761u % (1u << 30));
-        ck_assert_int_eq(samples_take(tag, &size), present[k]);
+        ck_assert_int_eq(sampled_objects_take(tag, &size), present[k]);
     }
-    ck_assert_uint_eq(samples_count(), 0);
-    samples_free();
+    ck_assert_uint_eq(sampled_objects_count(), 0);
+    sampled_objects_free();
 }
 END_TEST
 

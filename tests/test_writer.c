@@ -76,7 +76,7 @@ static struct hprof_writer *bin_writer(void)
 {
     struct hprof_sink *s = sink_open_memory();
     ck_assert_ptr_nonnull(s);
-    struct hprof_writer *w = writer_binary_new(s);
+    struct hprof_writer *w = binary_writer_new(s);
     ck_assert_ptr_nonnull(w);
     w->clock_us = fake_clock;
     fake_us = T0_US;
@@ -438,31 +438,32 @@ END_TEST
 
 START_TEST(test_types_and_dates)
 {
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_OBJECT), 8);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_BOOLEAN), 1);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_CHAR), 2);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_FLOAT), 4);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_DOUBLE), 8);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_BYTE), 1);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_SHORT), 2);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_INT), 4);
-    ck_assert_uint_eq(hprof_type_size(HPROF_TYPE_LONG), 8);
-    ck_assert_uint_eq(hprof_type_size((enum hprof_basic_type)3), 0);
-    ck_assert_ptr_null(hprof_type_name(HPROF_TYPE_OBJECT));
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_BOOLEAN), "boolean");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_CHAR), "char");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_FLOAT), "float");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_DOUBLE), "double");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_BYTE), "byte");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_SHORT), "short");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_INT), "int");
-    ck_assert_str_eq(hprof_type_name(HPROF_TYPE_LONG), "long");
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_OBJECT), 8);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_BOOLEAN), 1);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_CHAR), 2);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_FLOAT), 4);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_DOUBLE), 8);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_BYTE), 1);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_SHORT), 2);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_INT), 4);
+    ck_assert_uint_eq(writer_common_type_size(HPROF_TYPE_LONG), 8);
+    ck_assert_uint_eq(writer_common_type_size((enum hprof_basic_type)3), 0);
+    ck_assert_ptr_null(writer_common_type_name(HPROF_TYPE_OBJECT));
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_BOOLEAN), "boolean");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_CHAR), "char");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_FLOAT), "float");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_DOUBLE), "double");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_BYTE), "byte");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_SHORT), "short");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_INT), "int");
+    ck_assert_str_eq(writer_common_type_name(HPROF_TYPE_LONG), "long");
 
     char buf[WRITER_DATE_LEN];
-    ck_assert_str_eq(writer_format_date(T0_US, buf), "Sat Nov 21 04:53:34 2026");
+    ck_assert_str_eq(writer_common_format_date(T0_US, buf), "Sat Nov 21 04:53:34 2026");
     /* Fri Feb  6 13:13:42 2004: ctime's space-padded day. */
-    ck_assert_str_eq(writer_format_date(1076073222ull * 1000000u, buf), "Fri Feb  6 13:13:42 2004");
-    uint64_t now = writer_wall_clock_us();
+    ck_assert_str_eq(writer_common_format_date(1076073222ull * 1000000u, buf),
+                     "Fri Feb  6 13:13:42 2004");
+    uint64_t now = writer_common_wall_clock_us();
     ck_assert_uint_gt(now, 1700000000ull * 1000000u);
 }
 END_TEST
@@ -967,7 +968,7 @@ START_TEST(test_bin_arrays)
         bytes_u1(&body, 0x23), bytes_u8(&body, 0x900 + i), bytes_u4(&body, 2),
             bytes_u4(&body, prims[i].n);
         bytes_u1(&body, (uint8_t)prims[i].t);
-        bytes_put(&body, prim_data[i], prims[i].n * hprof_type_size(prims[i].t));
+        bytes_put(&body, prim_data[i], prims[i].n * writer_common_type_size(prims[i].t));
     }
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, (uint32_t)body.n);
@@ -1160,9 +1161,10 @@ START_TEST(test_bin_array_cap)
 {
     const uint64_t max_rec = 0xFFFFFFFFull; /* HotSpot: max_juint - header size */
     /* Fits: unchanged. */
-    ck_assert_uint_eq(hprof_array_max_elems(1000, 8, HPROF_OBJ_ARRAY_HEADER_SIZE), 1000);
-    ck_assert_uint_eq(hprof_array_max_elems(0x7fffffffu, 1, HPROF_PRIM_ARRAY_HEADER_SIZE),
-                      0x7fffffffu);
+    ck_assert_uint_eq(binary_heap_dump_array_max_elems(1000, 8, HPROF_OBJ_ARRAY_HEADER_SIZE), 1000);
+    ck_assert_uint_eq(
+        binary_heap_dump_array_max_elems(0x7fffffffu, 1, HPROF_PRIM_ARRAY_HEADER_SIZE),
+        0x7fffffffu);
     /* Too big: the largest count whose record still fits. */
     struct {
         unsigned esz, hdr;
@@ -1174,12 +1176,12 @@ START_TEST(test_bin_array_cap)
         {2, HPROF_PRIM_ARRAY_HEADER_SIZE, 2147483638u}, /* even char[] at the Java maximum */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        uint32_t n = hprof_array_max_elems(0x7fffffffu, cases[i].esz, cases[i].hdr);
+        uint32_t n = binary_heap_dump_array_max_elems(0x7fffffffu, cases[i].esz, cases[i].hdr);
         ck_assert_uint_eq(n, cases[i].expect);
         ck_assert_uint_le(cases[i].hdr + (uint64_t)n * cases[i].esz, max_rec);
         ck_assert_uint_gt(cases[i].hdr + (uint64_t)(n + 1) * cases[i].esz, max_rec);
     }
-    ck_assert_uint_eq(hprof_array_max_elems(UINT32_MAX, 2, HPROF_PRIM_ARRAY_HEADER_SIZE),
+    ck_assert_uint_eq(binary_heap_dump_array_max_elems(UINT32_MAX, 2, HPROF_PRIM_ARRAY_HEADER_SIZE),
                       2147483638u);
     ck_assert_uint_eq(HPROF_OBJ_ARRAY_HEADER_SIZE, 1 + 8 + 4 + 4 + 8);
     ck_assert_uint_eq(HPROF_PRIM_ARRAY_HEADER_SIZE, 1 + 8 + 4 + 4 + 1);
@@ -1241,7 +1243,7 @@ START_TEST(test_bin_close_in_dump)
     tmp_path(path, sizeof path, "closed.hprof");
     struct hprof_sink *s = NULL;
     sink_open_file(path, false, &s);
-    struct hprof_writer *w = writer_binary_new(s);
+    struct hprof_writer *w = binary_writer_new(s);
     w->clock_us = fake_clock;
     fake_us = T0_US;
     w->ops->begin(w);
@@ -1268,7 +1270,7 @@ END_TEST
 
 static struct hprof_writer *ascii_writer(void)
 {
-    struct hprof_writer *w = writer_ascii_new(sink_open_memory());
+    struct hprof_writer *w = ascii_writer_new(sink_open_memory());
     ck_assert_ptr_nonnull(w);
     w->clock_us = fake_clock;
     fake_us = T0_US;
@@ -1794,7 +1796,7 @@ START_TEST(test_ascii_to_failed_sink)
     /* Writing to a sink that failed must be harmless. */
     struct hprof_sink *s = NULL;
     sink_open_file("/dev/full", false, &s);
-    struct hprof_writer *w = writer_ascii_new(s);
+    struct hprof_writer *w = ascii_writer_new(s);
     w->clock_us = fake_clock;
     capture_begin();
     w->ops->begin(w);

@@ -286,7 +286,7 @@ static void run_queue(struct session *s, struct queue *q)
             continue;
         }
         if (t->kind == HPROF_TEXT_HELP) {
-            fputs(hprof_text_help(), stderr);
+            fputs(command_text_help(), stderr);
             continue;
         }
         if (s->eof_sent) {
@@ -302,16 +302,16 @@ static void run_queue(struct session *s, struct queue *q)
             continue;
         uint8_t buf[HPROF_CMD_ENCODED_MAX];
         if (t->command.tag == HPROF_CMD_EOF) { /* one byte, no serial */
-            size_t n = hprof_cmd_encode(&t->command, buf, sizeof buf);
+            size_t n = command_parser_encode(&t->command, buf, sizeof buf);
             if (n && add_pending(s, buf, n) == 0)
                 say("sent EOF");
             s->eof_sent = true;
             continue;
         }
         t->command.serial = ++s->serial;
-        size_t n = hprof_cmd_encode(&t->command, buf, sizeof buf);
+        size_t n = command_parser_encode(&t->command, buf, sizeof buf);
         if (n && add_pending(s, buf, n) == 0)
-            say("sent %s (serial %u)", hprof_cmd_name(t->command.tag), (unsigned)s->serial);
+            say("sent %s (serial %u)", command_parser_name(t->command.tag), (unsigned)s->serial);
     }
     queue_compact(q);
 }
@@ -319,7 +319,7 @@ static void run_queue(struct session *s, struct queue *q)
 static void queue_line(struct queue *q, const char *line)
 {
     struct hprof_text_command t;
-    struct hprof_error e = hprof_text_parse(line, &t);
+    struct hprof_error e = command_text_parse(line, &t);
     if (hprof_failed(&e)) {
         complain("%s", e.text);
         return;
@@ -471,7 +471,7 @@ int main(int argc, char **argv)
             break;
         case 'c': {
             struct hprof_text_command t;
-            struct hprof_error e = hprof_text_parse(optarg, &t);
+            struct hprof_error e = command_text_parse(optarg, &t);
             if (hprof_failed(&e)) {
                 complain("-c '%s': %s", optarg, e.text);
                 return 2;
@@ -504,7 +504,7 @@ int main(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
-            fputs(hprof_text_help(), stdout);
+            fputs(command_text_help(), stdout);
             return 0;
         default:
             fputs(usage_text, stderr);

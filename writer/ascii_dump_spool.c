@@ -22,7 +22,7 @@ struct hprof_error ascii_dump_spool_open(struct ascii_dump_spool **out)
     struct ascii_dump_spool *sp = calloc(1, sizeof *sp);
     if (!sp)
         return hprof_errorf("out of memory");
-    sp->fd = writer_temp_file(NULL, "hprof-dump");
+    sp->fd = writer_common_temp_file(NULL, "hprof-dump");
     if (sp->fd < 0) {
         struct hprof_error e = hprof_errorf("no temporary file: %s", strerror(-sp->fd));
         free(sp);

@@ -59,14 +59,14 @@ static double percent(uint64_t part, uint64_t total)
 
 static const char *now_date(struct hprof_writer *w, char *buf)
 {
-    return writer_format_date(w->clock_us(), buf);
+    return writer_common_format_date(w->clock_us(), buf);
 }
 
 #define OUT(w, ...) sink_printf((w)->sink, __VA_ARGS__)
 
 /* The writer. A heap dump begun without its totals is held back (ascii_dump_spool.h): while
  * it is, w->sink is the spool's file, so records are written there unchanged and
- * writer_failed() sees the spool fail (the heap walk stops); out is the real output. */
+ * writer_common_failed() sees the spool fail (the heap walk stops); out is the real output. */
 struct ascii_writer {
     struct hprof_writer w;
     struct hprof_sink *out;         /* the output while a dump is held back */
@@ -85,7 +85,7 @@ static void ascii_begin(struct hprof_writer *w)
 {
     char date[WRITER_DATE_LEN];
     w->start_us = w->clock_us();
-    OUT(w, "JAVA PROFILE 1.0.1, created %s\n\n", writer_format_date(w->start_us, date));
+    OUT(w, "JAVA PROFILE 1.0.1, created %s\n\n", writer_common_format_date(w->start_us, date));
     sink_write(w->sink, ascii_header_text, sizeof ascii_header_text - 1);
 }
 
@@ -478,7 +478,7 @@ static void ascii_prim_array_dump(struct hprof_writer *w, const struct hprof_pri
     if (dropped(w))
         return;
     OUT(w, "ARR %" PRIx64 " (sz=%u, trace=%llu, nelems=%u, elem type=%s[])\n", a->array_id, a->size,
-        trace_no(a->trace_serial), a->nelems, str_or(hprof_type_name(a->elem_type), "?"));
+        trace_no(a->trace_serial), a->nelems, str_or(writer_common_type_name(a->elem_type), "?"));
 }
 
 /* Ends a held-back dump: totals NULL drops it (abandoned), else the header with the totals,
@@ -561,13 +561,13 @@ static const struct hprof_writer_ops ascii_ops = {
     .close = ascii_close,
 };
 
-struct hprof_writer *writer_ascii_new(struct hprof_sink *sink)
+struct hprof_writer *ascii_writer_new(struct hprof_sink *sink)
 {
     struct ascii_writer *a = calloc(1, sizeof *a);
     if (!a) {
         sink_close(sink);
         return NULL;
     }
-    writer_init(&a->w, &ascii_ops, sink);
+    writer_common_init(&a->w, &ascii_ops, sink);
     return &a->w;
 }

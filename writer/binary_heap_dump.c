@@ -52,7 +52,7 @@ static void copy_be(uint8_t *restrict dst, const uint8_t *restrict src, size_t n
 
 /* ---- heap dump: segments and sub-records --------------------------------------------- */
 
-uint32_t hprof_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size)
+uint32_t binary_heap_dump_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size)
 {
     /* A record's u4 length counts its body only: a sub-record that is a segment of its own
      * may fill all of it, as in HotSpot's dumper (max_juint - header size). */
@@ -286,9 +286,9 @@ void binary_heap_dump_class(struct hprof_writer *w, const struct hprof_class_dum
     size_t nfi = c->nfields > U2_MAX ? U2_MAX : c->nfields;
     uint64_t size = 1 + 8 + 4 + 6 * 8 + 4 + 2 + 2 + 2 + 9 * (uint64_t)nfi;
     for (size_t i = 0; i < ncp; i++)
-        size += 3 + hprof_type_size(c->cp[i].type);
+        size += 3 + writer_common_type_size(c->cp[i].type);
     for (size_t i = 0; i < nst; i++)
-        size += 9 + hprof_type_size(c->statics[i].field.type);
+        size += 9 + writer_common_type_size(c->statics[i].field.type);
     if (!sub_open(b, size))
         return;
     s_u1(b, HPROF_SUB_CLASS_DUMP);
@@ -410,7 +410,7 @@ static void report_truncation(struct binary_writer *b, hprof_id id, const char *
 void binary_heap_dump_obj_array(struct hprof_writer *w, const struct hprof_obj_array_dump *a)
 {
     struct binary_writer *b = bw(w);
-    uint32_t n = hprof_array_max_elems(a->nelems, 8, HPROF_OBJ_ARRAY_HEADER_SIZE);
+    uint32_t n = binary_heap_dump_array_max_elems(a->nelems, 8, HPROF_OBJ_ARRAY_HEADER_SIZE);
     if (!sub_open(b, HPROF_OBJ_ARRAY_HEADER_SIZE + 8 * (uint64_t)n))
         return;
     if (n < a->nelems)
@@ -427,15 +427,15 @@ void binary_heap_dump_obj_array(struct hprof_writer *w, const struct hprof_obj_a
 void binary_heap_dump_prim_array(struct hprof_writer *w, const struct hprof_prim_array_dump *a)
 {
     struct binary_writer *b = bw(w);
-    unsigned esz = hprof_type_size(a->elem_type);
+    unsigned esz = writer_common_type_size(a->elem_type);
     if (esz == 0 || a->elem_type == HPROF_TYPE_OBJECT)
         return; /* not a primitive type */
-    uint32_t n = hprof_array_max_elems(a->nelems, esz, HPROF_PRIM_ARRAY_HEADER_SIZE);
+    uint32_t n = binary_heap_dump_array_max_elems(a->nelems, esz, HPROF_PRIM_ARRAY_HEADER_SIZE);
     if (!sub_open(b, HPROF_PRIM_ARRAY_HEADER_SIZE + (uint64_t)esz * n))
         return;
     if (n < a->nelems) {
         char type[16];
-        snprintf(type, sizeof type, "%s[]", hprof_type_name(a->elem_type));
+        snprintf(type, sizeof type, "%s[]", writer_common_type_name(a->elem_type));
         report_truncation(b, a->array_id, type, a->nelems, n);
     }
     s_u1(b, HPROF_SUB_PRIM_ARRAY_DUMP);

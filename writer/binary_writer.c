@@ -332,13 +332,13 @@ static const struct hprof_writer_ops binary_ops = {
     .close = bin_close,
 };
 
-struct hprof_writer *writer_binary_new(struct hprof_sink *sink)
+struct hprof_writer *binary_writer_new(struct hprof_sink *sink)
 {
     struct binary_writer *b = calloc(1, sizeof *b);
     if (!b) {
         sink_close(sink);
         return NULL;
     }
-    writer_init(&b->w, &binary_ops, sink);
+    writer_common_init(&b->w, &binary_ops, sink);
     return &b->w;
 }

@@ -16,7 +16,7 @@
  * written.
  *
  * Types are the VM's names: java/lang/String, [I, [Ljava/lang/String;. Addresses are those of
- * the PHD writer (openj9_address), so the two formats of one walk name objects alike. Like
+ * the PHD writer (openj9_common_address), so the two formats of one walk name objects alike. Like
  * PHD, a file holds one heap dump: later dumps are dropped with a note on stderr; every
  * non-dump record is ignored. */
 #include "writer.h"
@@ -43,7 +43,7 @@ static struct classic_writer *cw(struct hprof_writer *w)
 
 static uint64_t addr(struct classic_writer *c, hprof_id id)
 {
-    return openj9_address(id, &c->big_id_reported);
+    return openj9_common_address(id, &c->big_id_reported);
 }
 
 static void header_line(struct classic_writer *c, uint64_t a, uint64_t size, const char *what,
@@ -110,7 +110,7 @@ static void cl_instance_dump(struct hprof_writer *w, const struct hprof_instance
     struct classic_writer *c = cw(w);
     if (!c->in_dump)
         return;
-    openj9_class_name(o->class_name ? o->class_name : "?", c->name, sizeof c->name);
+    openj9_common_class_name(o->class_name ? o->class_name : "?", c->name, sizeof c->name);
     header_line(c, addr(c, o->object_id), o->size, "OBJ", c->name);
     c->objects++;
     for (size_t i = 0; i < o->nvalues; i++)
@@ -124,8 +124,8 @@ static void cl_obj_array_dump(struct hprof_writer *w, const struct hprof_obj_arr
     struct classic_writer *c = cw(w);
     if (!c->in_dump)
         return;
-    openj9_class_name(a->class_name ? a->class_name : "java.lang.Object[]", c->name,
-                      sizeof c->name);
+    openj9_common_class_name(a->class_name ? a->class_name : "java.lang.Object[]", c->name,
+                             sizeof c->name);
     header_line(c, addr(c, a->array_id), a->size, "OBJ", c->name);
     c->obj_arrays++;
     for (uint32_t i = 0; i < a->nelems; i++)
@@ -174,7 +174,7 @@ static void cl_class_dump(struct hprof_writer *w, const struct hprof_class_dump 
     struct classic_writer *c = cw(w);
     if (!c->in_dump)
         return;
-    openj9_class_name(k->name ? k->name : "?", c->name, sizeof c->name);
+    openj9_common_class_name(k->name ? k->name : "?", c->name, sizeof c->name);
     header_line(c, addr(c, k->class_id), k->class_object_size, "CLS", c->name);
     c->classes++;
     for (size_t i = 0; i < k->nstatics; i++)
@@ -209,13 +209,13 @@ static const struct hprof_writer_ops classic_ops = {
     .close = cl_close,
 };
 
-struct hprof_writer *writer_classic_new(struct hprof_sink *sink)
+struct hprof_writer *classic_writer_new(struct hprof_sink *sink)
 {
     struct classic_writer *c = calloc(1, sizeof *c);
     if (!c) {
         sink_close(sink);
         return NULL;
     }
-    writer_init(&c->w, &classic_ops, sink);
+    writer_common_init(&c->w, &classic_ops, sink);
     return &c->w;
 }

@@ -15,7 +15,7 @@
 /* id -> address: untagged objects (bit 63 | address) keep their address (user space, below
  * 2^48, 8-aligned); class ids (site 0xFFFFFF, serial < 2^40) go to 2^61 + 8 * serial; every
  * other tag (below 2^57) to 2^60 + 8 * tag. */
-uint64_t openj9_address(hprof_id id, bool *warned)
+uint64_t openj9_common_address(hprof_id id, bool *warned)
 {
     if ((id >> 40) == CLASS_SITE) /* before the address test: bit 63 is set in both */
         return REGION_CLASSES + ((id & ((UINT64_C(1) << 40) - 1)) << 3);
@@ -34,7 +34,7 @@ uint64_t openj9_address(hprof_id id, bool *warned)
 /* Java source name -> the name in a class record: slash form for classes, descriptors for
  * arrays ("int[]" -> "[I", "java.lang.String[][]" -> "[[Ljava/lang/String;"). Returns the
  * length written (at most cap - 1, NUL-terminated). */
-size_t openj9_class_name(const char *src, char *out, size_t cap)
+size_t openj9_common_class_name(const char *src, char *out, size_t cap)
 {
     size_t len = strlen(src), dims = 0;
     while (len >= 2 && src[len - 2] == '[' && src[len - 1] == ']') {

@@ -6,8 +6,8 @@
  * dropped with one message on stderr. Every other record (strings, traces, roots, sites, CPU,
  * monitors) has no place in the format and is ignored.
  *
- * Addresses: openj9_address() (writer_internal.h), unique, multiples of the 4-byte unit, every
- * difference fits a signed 64-bit gap. A class's address is that of its class record.
+ * Addresses: openj9_common_address() (writer_internal.h), unique, multiples of the 4-byte unit,
+ * every difference fits a signed 64-bit gap. A class's address is that of its class record.
  *
  * No hash codes are written (flags 5: 64-bit words, J9 dump; no "all hashed" flag, no
  * per-record hash bits). Records use the smallest form the notes allow: short object records
@@ -49,7 +49,7 @@ static struct phd_writer *pw(struct hprof_writer *w)
 
 static uint64_t phd_address(struct phd_writer *p, hprof_id id)
 {
-    return openj9_address(id, &p->big_id_reported);
+    return openj9_common_address(id, &p->big_id_reported);
 }
 
 /* ---- encoding ------------------------------------------------------------------------ */
@@ -384,7 +384,7 @@ static void phd_class_dump(struct hprof_writer *w, const struct hprof_class_dump
     q = put_be(q, c->heap_instance_size > INT32_MAX ? INT32_MAX : c->heap_instance_size, 4);
     q = put_be(q, c->super_id ? phd_address(p, c->super_id) : 0, 8);
     char *name = (char *)q + 2;
-    size_t len = openj9_class_name(c->name ? c->name : "?", name, 0x10000);
+    size_t len = openj9_common_class_name(c->name ? c->name : "?", name, 0x10000);
     q = put_be(q, len, 2) + len;
     q = put_be(q, n, 4);
     q = put_refs(p, q, n, rc);
@@ -415,13 +415,13 @@ static const struct hprof_writer_ops phd_ops = {
     .close = phd_close,
 };
 
-struct hprof_writer *writer_phd_new(struct hprof_sink *sink)
+struct hprof_writer *phd_writer_new(struct hprof_sink *sink)
 {
     struct phd_writer *p = calloc(1, sizeof *p);
     if (!p) {
         sink_close(sink);
         return NULL;
     }
-    writer_init(&p->w, &phd_ops, sink);
+    writer_common_init(&p->w, &phd_ops, sink);
     return &p->w;
 }

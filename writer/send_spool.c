@@ -89,7 +89,7 @@ void send_spool_free(struct send_spool *q)
 /* The temporary file, unlinked as soon as it exists. */
 static int open_file(struct send_spool *q)
 {
-    int fd = writer_temp_file(q->tmpdir, "hprof-send");
+    int fd = writer_common_temp_file(q->tmpdir, "hprof-send");
     if (fd < 0)
         return -fd;
     q->fd = fd;

@@ -192,7 +192,7 @@ struct sink_pool *sink_pool_start(struct hprof_sink *s, unsigned nthreads)
         return NULL;
     }
     for (unsigned i = 0; i < nthreads; i++) {
-        if (writer_thread_create(&p->threads[i], pool_thread, p) != 0)
+        if (writer_common_thread_create(&p->threads[i], pool_thread, p) != 0)
             break;
         p->nthreads++;
     }

@@ -196,7 +196,7 @@ struct sock_sender *sock_sender_start(int fd, int timeout_ms, size_t memory_limi
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->more, NULL);
     pthread_cond_init(&s->idle, NULL);
-    if (writer_thread_create(&s->thread, sender_run, s) != 0) {
+    if (writer_common_thread_create(&s->thread, sender_run, s) != 0) {
         send_spool_free(s->q);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->more);

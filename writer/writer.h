@@ -76,12 +76,13 @@ enum hprof_tag {
  * nelems * elem_size would not fit a record length (UINT32_MAX: the body of a segment of its
  * own), the largest count that does, as HotSpot's dumper computes it. The binary writer
  * truncates such arrays and says so once on stderr. */
-uint32_t hprof_array_max_elems(uint32_t nelems, unsigned elem_size, unsigned header_size);
+uint32_t binary_heap_dump_array_max_elems(uint32_t nelems, unsigned elem_size,
+                                          unsigned header_size);
 
 /* Size in bytes of a value of this type in the binary format (object = id size, 8). */
-unsigned hprof_type_size(enum hprof_basic_type t);
+unsigned writer_common_type_size(enum hprof_basic_type t);
 /* Java source name of a primitive type ("int"), or NULL for OBJECT. */
-const char *hprof_type_name(enum hprof_basic_type t);
+const char *writer_common_type_name(enum hprof_basic_type t);
 
 /* Line number of a frame: > 0 a line, or one of these. */
 #define HPROF_LINE_NONE 0 /* no line information available (lineno=n, no table) */
@@ -308,7 +309,7 @@ struct hprof_heap_totals {
 
 struct hprof_writer;
 
-/* A format leaves out (NULL) the operations it has no place for; writer_init puts one that
+/* A format leaves out (NULL) the operations it has no place for; writer_common_init puts one that
  * writes nothing (flush: flushes the sink) in their place, so callers call any operation.
  * Only close is required. */
 struct hprof_writer_ops {
@@ -366,7 +367,7 @@ struct hprof_writer {
     const struct hprof_writer_ops *ops; /* the format's, completed: no NULL operation */
     struct hprof_writer_ops completed_ops;
     struct hprof_sink *sink; /* where records go: the output, or the spool of a format holding a
-                              * heap dump back (ascii); writer_failed() asks it */
+                              * heap dump back (ascii); writer_common_failed() asks it */
     uint64_t start_us;       /* header time stamp */
     /* Clock for record time stamps and ascii dates: microseconds since the epoch.
      * Replaceable in tests (set it before begin). */
@@ -374,26 +375,26 @@ struct hprof_writer {
 };
 
 /* Writers own the sink they are given. */
-struct hprof_writer *writer_ascii_new(struct hprof_sink *sink);
-struct hprof_writer *writer_binary_new(struct hprof_sink *sink);
+struct hprof_writer *ascii_writer_new(struct hprof_sink *sink);
+struct hprof_writer *binary_writer_new(struct hprof_sink *sink);
 /* OpenJ9 portable heap dump: one heap dump, nothing else (doc/phd.md). */
-struct hprof_writer *writer_phd_new(struct hprof_sink *sink);
+struct hprof_writer *phd_writer_new(struct hprof_sink *sink);
 /* OpenJ9 classic (text) heap dump: one heap dump, nothing else (doc/phd.md). */
-struct hprof_writer *writer_classic_new(struct hprof_sink *sink);
+struct hprof_writer *classic_writer_new(struct hprof_sink *sink);
 
 /* The wall clock used by default, microseconds since the epoch. */
-uint64_t writer_wall_clock_us(void);
+uint64_t writer_common_wall_clock_us(void);
 
 /* The common part, for a format's constructor: ops completed (see hprof_writer_ops), the sink
  * it owns from now on, the wall clock. */
-void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
-                 struct hprof_sink *sink);
+void writer_common_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
+                        struct hprof_sink *sink);
 
 /* Whether a write to the output failed (disk full, the peer gone): records are lost from then
  * on. For the agent, which talks to the writer, never to its sink. */
-bool writer_failed(const struct hprof_writer *w);
+bool writer_common_failed(const struct hprof_writer *w);
 /* A large output follows, or is over (a heap dump): the sink may compress and write it in
  * background threads meanwhile (sink_set_bulk). */
-void writer_set_bulk(struct hprof_writer *w, bool on);
+void writer_common_set_bulk(struct hprof_writer *w, bool on);
 
 #endif

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 
-int writer_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+int writer_common_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -26,7 +26,7 @@ int writer_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
     return rc;
 }
 
-unsigned hprof_type_size(enum hprof_basic_type t)
+unsigned writer_common_type_size(enum hprof_basic_type t)
 {
     switch (t) {
     case HPROF_TYPE_OBJECT:
@@ -47,7 +47,7 @@ unsigned hprof_type_size(enum hprof_basic_type t)
     return 0;
 }
 
-const char *hprof_type_name(enum hprof_basic_type t)
+const char *writer_common_type_name(enum hprof_basic_type t)
 {
     switch (t) {
     case HPROF_TYPE_OBJECT:
@@ -72,14 +72,14 @@ const char *hprof_type_name(enum hprof_basic_type t)
     return NULL;
 }
 
-uint64_t writer_wall_clock_us(void)
+uint64_t writer_common_wall_clock_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-char *writer_format_date(uint64_t epoch_us, char *buf)
+char *writer_common_format_date(uint64_t epoch_us, char *buf)
 {
     static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
     static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -209,8 +209,8 @@ static void flush_sink(struct hprof_writer *w)
 
 #define OR(op, fallback) (o->op ? o->op : (fallback))
 
-void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
-                 struct hprof_sink *sink)
+void writer_common_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
+                        struct hprof_sink *sink)
 {
     const struct hprof_writer_ops *o = ops;
     w->completed_ops = (struct hprof_writer_ops){
@@ -245,21 +245,21 @@ void writer_init(struct hprof_writer *w, const struct hprof_writer_ops *ops,
     };
     w->ops = &w->completed_ops;
     w->sink = sink;
-    w->clock_us = writer_wall_clock_us;
-    w->start_us = writer_wall_clock_us();
+    w->clock_us = writer_common_wall_clock_us;
+    w->start_us = writer_common_wall_clock_us();
 }
 
-bool writer_failed(const struct hprof_writer *w)
+bool writer_common_failed(const struct hprof_writer *w)
 {
     return sink_failed(w->sink);
 }
 
-void writer_set_bulk(struct hprof_writer *w, bool on)
+void writer_common_set_bulk(struct hprof_writer *w, bool on)
 {
     sink_set_bulk(w->sink, on);
 }
 
-int writer_temp_file(const char *dir, const char *prefix)
+int writer_common_temp_file(const char *dir, const char *prefix)
 {
     if (!dir)
         dir = getenv("TMPDIR");

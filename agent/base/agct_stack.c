@@ -19,7 +19,7 @@ _Static_assert(sizeof(struct async_frame) == sizeof(jvmtiFrameInfo), "frame size
 
 static agct_fn agct;
 
-bool async_stack_init(void)
+bool agct_stack_init(void)
 {
     if (agct)
         return true;
@@ -36,7 +36,7 @@ bool async_stack_init(void)
     return agct != NULL;
 }
 
-bool async_stack_available(void)
+bool agct_stack_available(void)
 {
     return agct != NULL;
 }
@@ -49,13 +49,13 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     (void)klass;
 }
 
-void async_stack_set_callbacks(jvmtiEventCallbacks *cb)
+void agct_stack_set_callbacks(jvmtiEventCallbacks *cb)
 {
     if (!cb->ClassLoad)
         cb->ClassLoad = on_class_load;
 }
 
-int async_stack_enable_events(jvmtiEnv *jvmti)
+int agct_stack_enable_events(jvmtiEnv *jvmti)
 {
     return (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, NULL) ==
                    JVMTI_ERROR_NONE
@@ -63,7 +63,7 @@ int async_stack_enable_events(jvmtiEnv *jvmti)
                : -1;
 }
 
-void async_stack_prepare_class(jvmtiEnv *jvmti, jclass klass)
+void agct_stack_prepare_class(jvmtiEnv *jvmti, jclass klass)
 {
     jint n = 0;
     jmethodID *methods = NULL;
@@ -73,7 +73,7 @@ void async_stack_prepare_class(jvmtiEnv *jvmti, jclass klass)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
 }
 
-int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
+int agct_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
 {
     if (!agct || depth <= 0)
         return -1;
@@ -104,7 +104,7 @@ int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
     return n;
 }
 
-int async_stack_walk(JNIEnv *env, struct async_frame *frames, int depth, void *ucontext)
+int agct_stack_walk(JNIEnv *env, struct async_frame *frames, int depth, void *ucontext)
 {
     agct_fn fn = agct;
     if (!fn)

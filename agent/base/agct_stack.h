@@ -1,7 +1,7 @@
 /* The current thread's stack through HotSpot's exported AsyncGetCallTrace (AGCT), for two
- * users. cpu=samples' async sampler calls async_stack_walk from its SIGPROF handler with the
+ * users. cpu=samples' async sampler calls agct_stack_walk from its SIGPROF handler with the
  * interrupted context (doc/cpu-samples.md). heap=sites' HPROF_SITES_AGCT_CHECK diagnostic
- * calls async_stack_get, which compares it with GetStackTrace on
+ * calls agct_stack_get, which compares it with GetStackTrace on
  * every allocation event (doc/heap-sites.md, "Mechanism": from an allocation event AGCT
  * cannot walk most compiled frames, and it returns a truncated or wrong stack in a few cases,
  * so heap=sites never records its answer). AGCT is an unsupported export of libjvm (no
@@ -11,7 +11,7 @@
  * walkable, with no handshake, no safepoint and no allocation.
  *
  * Every failure (no AGCT in this VM, an error code, a frame whose method has no jmethodID
- * yet, an unexpected location) makes async_stack_get return -1, and the caller uses
+ * yet, an unexpected location) makes agct_stack_get return -1, and the caller uses
  * GetStackTrace instead. */
 #ifndef HPROF_AGCT_STACK_H
 #define HPROF_AGCT_STACK_H
@@ -20,24 +20,24 @@
 #include <stdbool.h>
 
 /* Looks AGCT up. Returns whether it is there (then the caller must also call
- * async_stack_enable_events and keep jmethodIDs for loaded classes). Safe to call twice. */
-bool async_stack_init(void);
-bool async_stack_available(void);
+ * agct_stack_enable_events and keep jmethodIDs for loaded classes). Safe to call twice. */
+bool agct_stack_init(void);
+bool agct_stack_available(void);
 
 /* AGCT answers only while some environment has ClassLoad events enabled (its way of knowing
  * that jmethodIDs are being kept): enables them, with a callback that does nothing unless
  * cb->ClassLoad was already set. Call from set_callbacks / start. */
-void async_stack_set_callbacks(jvmtiEventCallbacks *cb);
-int async_stack_enable_events(jvmtiEnv *jvmti);
+void agct_stack_set_callbacks(jvmtiEventCallbacks *cb);
+int agct_stack_enable_events(jvmtiEnv *jvmti);
 
 /* Makes sure every method of klass has a jmethodID (AGCT reports NULL for one that has not). */
-void async_stack_prepare_class(jvmtiEnv *jvmti, jclass klass);
+void agct_stack_prepare_class(jvmtiEnv *jvmti, jclass klass);
 
 /* Up to depth frames of the current thread, top first, into frames (jmethodID and location
  * as GetStackTrace gives them: the bytecode index, -1 for a native method). Only from a JVMTI
  * event callback posted on the current thread while it is in native state with Java frames
  * (SampledObjectAlloc). Returns the number of frames, or -1: use GetStackTrace. */
-int async_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth);
+int agct_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth);
 
 /* AGCT's frame, from its public description: the bytecode index of a Java frame
  * (ASYNC_FRAME_NATIVE for a native method) and the jmethodID (NULL when the method has none). */
@@ -66,6 +66,6 @@ enum async_ticks {
  * frames of the current thread, walked from the interrupted context ucontext, into frames.
  * env: the current thread's JNIEnv. Returns the frame count, or a negative async_ticks
  * (ASYNC_TICKS_UNKNOWN_STATE when AGCT is not there). */
-int async_stack_walk(JNIEnv *env, struct async_frame *frames, int depth, void *ucontext);
+int agct_stack_walk(JNIEnv *env, struct async_frame *frames, int depth, void *ucontext);
 
 #endif

@@ -8,25 +8,25 @@
 static jvmtiEnv *the_jvmti;
 static JavaVM *the_vm;
 
-jvmtiEnv *agent_jvmti(void)
+jvmtiEnv *jvmti_util_env(void)
 {
     return the_jvmti;
 }
-void agent_set_jvmti(jvmtiEnv *jvmti)
+void jvmti_util_set_env(jvmtiEnv *jvmti)
 {
     the_jvmti = jvmti;
 }
-JavaVM *agent_vm(void)
+JavaVM *jvmti_util_vm(void)
 {
     return the_vm;
 }
-void agent_set_vm(JavaVM *vm)
+void jvmti_util_set_vm(JavaVM *vm)
 {
     the_vm = vm;
 }
 
-bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jvmtiStartFunction fn,
-                              void *arg, jint priority)
+bool jvmti_util_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name,
+                                   jvmtiStartFunction fn, void *arg, jint priority)
 {
     jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
     jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
@@ -45,7 +45,7 @@ bool jvmti_start_agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name, jv
     return ok;
 }
 
-struct hprof_error jvmti_error(jvmtiEnv *jvmti, jvmtiError err, const char *what)
+struct hprof_error jvmti_util_error(jvmtiEnv *jvmti, jvmtiError err, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)
         return hprof_ok();
@@ -58,21 +58,21 @@ struct hprof_error jvmti_error(jvmtiEnv *jvmti, jvmtiError err, const char *what
     return hprof_errorf("%s failed: JVMTI error %d", what, (int)err);
 }
 
-bool jvmti_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
+bool jvmti_util_failed(jvmtiEnv *jvmti, jvmtiError err, const char *what)
 {
-    struct hprof_error e = jvmti_error(jvmti, err, what);
+    struct hprof_error e = jvmti_util_error(jvmti, err, what);
     if (hprof_failed(&e))
         log_error("%s", e.text);
     return hprof_failed(&e);
 }
 
-void jvmti_free(jvmtiEnv *jvmti, void *p)
+void jvmti_util_free(jvmtiEnv *jvmti, void *p)
 {
     if (p)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)p);
 }
 
-bool jvmti_live(jvmtiEnv *jvmti)
+bool jvmti_util_live(jvmtiEnv *jvmti)
 {
     jvmtiPhase phase = JVMTI_PHASE_DEAD;
     return (*jvmti)->GetPhase(jvmti, &phase) == JVMTI_ERROR_NONE && phase == JVMTI_PHASE_LIVE;
@@ -90,7 +90,7 @@ static uint32_t vthread_mask(void)
     return UINT32_C(1) << bit;
 }
 
-void jvmti_caps_set_virtual_threads(jvmtiCapabilities *caps)
+void jvmti_util_caps_set_virtual_threads(jvmtiCapabilities *caps)
 {
     uint32_t units[4];
     memcpy(units, caps, sizeof units);
@@ -98,30 +98,30 @@ void jvmti_caps_set_virtual_threads(jvmtiCapabilities *caps)
     memcpy(caps, units, sizeof units);
 }
 
-bool jvmti_caps_has_virtual_threads(const jvmtiCapabilities *caps)
+bool jvmti_util_caps_has_virtual_threads(const jvmtiCapabilities *caps)
 {
     uint32_t units[4];
     memcpy(units, caps, sizeof units);
     return (units[JVMTI_CAP_VIRTUAL_THREADS_BIT / 32] & vthread_mask()) != 0;
 }
 
-bool jvmti_add_virtual_threads_capability(jvmtiEnv *jvmti)
+bool jvmti_util_add_virtual_threads_capability(jvmtiEnv *jvmti)
 {
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE &&
-        jvmti_caps_has_virtual_threads(&caps))
+        jvmti_util_caps_has_virtual_threads(&caps))
         return true; /* another profile added it */
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetPotentialCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE ||
-        !jvmti_caps_has_virtual_threads(&caps))
+        !jvmti_util_caps_has_virtual_threads(&caps))
         return false;
     memset(&caps, 0, sizeof caps);
-    jvmti_caps_set_virtual_threads(&caps);
+    jvmti_util_caps_set_virtual_threads(&caps);
     return (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
 }
 
-jint jvmti_extension_event_index(jvmtiEnv *jvmti, const char *id)
+jint jvmti_util_extension_event_index(jvmtiEnv *jvmti, const char *id)
 {
     jint n = 0;
     jvmtiExtensionEventInfo *events = NULL;
@@ -132,21 +132,22 @@ jint jvmti_extension_event_index(jvmtiEnv *jvmti, const char *id)
         if (index < 0 && events[i].id && strcmp(events[i].id, id) == 0)
             index = events[i].extension_event_index;
         for (jint p = 0; p < events[i].param_count; p++)
-            jvmti_free(jvmti, events[i].params[p].name);
-        jvmti_free(jvmti, events[i].params);
-        jvmti_free(jvmti, events[i].id);
-        jvmti_free(jvmti, events[i].short_description);
+            jvmti_util_free(jvmti, events[i].params[p].name);
+        jvmti_util_free(jvmti, events[i].params);
+        jvmti_util_free(jvmti, events[i].id);
+        jvmti_util_free(jvmti, events[i].short_description);
     }
-    jvmti_free(jvmti, events);
+    jvmti_util_free(jvmti, events);
     return index;
 }
 
-bool jvmti_watch_mounts(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount,
-                        jvmtiExtensionEvent on_unmount)
+bool jvmti_util_watch_mounts(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount,
+                             jvmtiExtensionEvent on_unmount)
 {
-    jint mount = jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
+    jint mount =
+        jvmti_util_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadMount");
     jint unmount =
-        jvmti_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
+        jvmti_util_extension_event_index(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount");
     /* HotSpot enables an extension event with its callback, and also through
      * SetEventNotificationMode with the extension index as the event type. */
     if (mount >= 0 && unmount >= 0 &&

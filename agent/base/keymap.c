@@ -58,7 +58,7 @@ struct keymap *keymap_new(size_t initial_capacity)
     }
     m->capacity = cap;
     m->bytes = mem_block(sizeof *m) + mem_block(cap * sizeof *m->slots);
-    mem_charge(m->bytes);
+    mem_account_charge(m->bytes);
     return m;
 }
 
@@ -73,7 +73,7 @@ void keymap_free(struct keymap *m)
         c = next;
     }
     free(m->slots);
-    mem_uncharge(m->bytes);
+    mem_account_uncharge(m->bytes);
     free(m);
 }
 
@@ -114,7 +114,7 @@ static const uint8_t *copy_key(struct keymap *m, const void *key, size_t len)
         c->next = m->chunks;
         m->chunks = c;
         m->bytes += mem_block(sizeof *c + size);
-        mem_charge(mem_block(sizeof *c + size));
+        mem_account_charge(mem_block(sizeof *c + size));
     }
     uint8_t *dst = c->data + c->used;
     if (len)
@@ -143,7 +143,7 @@ static bool grow(struct keymap *m)
     free(m->slots);
     size_t more = mem_block(cap * sizeof *slots) - mem_block(m->capacity * sizeof *slots);
     m->bytes += more;
-    mem_charge(more);
+    mem_account_charge(more);
     m->slots = slots;
     m->capacity = cap;
     return true;

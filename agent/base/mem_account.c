@@ -20,40 +20,40 @@ static struct {
 } tables[MAX_TABLES];
 static _Atomic(size_t) ntables;
 
-void mem_charge(size_t bytes)
+void mem_account_charge(size_t bytes)
 {
     atomic_fetch_add_explicit(&charged, bytes, memory_order_relaxed);
 }
 
-void mem_uncharge(size_t bytes)
+void mem_account_uncharge(size_t bytes)
 {
     atomic_fetch_sub_explicit(&charged, bytes, memory_order_relaxed);
 }
 
-size_t mem_charged(void)
+size_t mem_account_charged(void)
 {
     return atomic_load_explicit(&charged, memory_order_relaxed);
 }
 
-void mem_budget_set(size_t bytes)
+void mem_account_budget_set(size_t bytes)
 {
     budget = bytes;
     atomic_store(&budget_said, false);
 }
 
-size_t mem_budget(void)
+size_t mem_account_budget(void)
 {
     return budget;
 }
 
-bool mem_budget_passed(void)
+bool mem_account_budget_passed(void)
 {
-    return budget != 0 && mem_charged() >= budget;
+    return budget != 0 && mem_account_charged() >= budget;
 }
 
-bool mem_budget_reached(const char *what)
+bool mem_account_budget_reached(const char *what)
 {
-    if (budget == 0 || mem_charged() < budget)
+    if (budget == 0 || mem_account_charged() < budget)
         return false;
     if (!atomic_exchange(&budget_said, true))
         log_warning("the agent's tables reached memory=%zu (MB): %s are counted under "
@@ -79,7 +79,7 @@ size_t mem_account_each(void (*line)(const char *name, const struct mem_use *use
                         void *ctx)
 {
     size_t n = atomic_load(&ntables);
-    struct mem_use total = {0, mem_charged()};
+    struct mem_use total = {0, mem_account_charged()};
     for (size_t i = 0; i < n; i++) {
         struct mem_use u = {0, 0};
         tables[i].measure(&u);
@@ -130,7 +130,7 @@ static void *trimmer(void *arg)
 
 void mem_account_start(size_t budget_bytes)
 {
-    mem_budget_set(budget_bytes);
+    mem_account_budget_set(budget_bytes);
     if (atomic_exchange(&trimmer_started, true))
         return;
     pthread_t t;

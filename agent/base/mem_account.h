@@ -18,23 +18,23 @@ static inline size_t mem_block(size_t size)
     return ((size + 8 + 15) & ~(size_t)15);
 }
 
-void mem_charge(size_t bytes);
-void mem_uncharge(size_t bytes);
+void mem_account_charge(size_t bytes);
+void mem_account_uncharge(size_t bytes);
 /* Bytes charged now, by every table. */
-size_t mem_charged(void);
+size_t mem_account_charged(void);
 
-/* At start-up: the budget (mem_budget_set) and, once per process, a thread of its own that
+/* At start-up: the budget (mem_account_budget_set) and, once per process, a thread of its own that
  * gives the allocator's free pages back to the system every 10 s (malloc_trim). */
 void mem_account_start(size_t budget_bytes);
 
 /* memory=: the budget in bytes, 0 for none. */
-void mem_budget_set(size_t bytes);
-size_t mem_budget(void);
+void mem_account_budget_set(size_t bytes);
+size_t mem_account_budget(void);
 /* Whether the tables hold the budget or more: a table then makes no new entry. The first time
  * it says so, one line on stderr names what (`what`: "new stacks") is counted where instead. */
-bool mem_budget_reached(const char *what);
+bool mem_account_budget_reached(const char *what);
 /* The same without the line on stderr. */
-bool mem_budget_passed(void);
+bool mem_account_budget_passed(void);
 
 /* One table's figures, for the report. */
 struct mem_use {

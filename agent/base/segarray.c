@@ -22,7 +22,7 @@ uint32_t segarray_append(struct segarray *a)
         if (!chunk)
             return UINT32_MAX;
         atomic_store_explicit(&a->chunks[c], chunk, memory_order_release);
-        mem_charge(mem_block(SEG_CHUNK * a->elem_size));
+        mem_account_charge(mem_block(SEG_CHUNK * a->elem_size));
     }
     atomic_store_explicit(&a->count, i + 1, memory_order_release);
     return i;
@@ -33,7 +33,7 @@ void segarray_free(struct segarray *a)
     for (uint32_t c = 0; c < SEG_CHUNKS; c++) {
         void *chunk = atomic_load_explicit(&a->chunks[c], memory_order_relaxed);
         if (chunk)
-            mem_uncharge(mem_block(SEG_CHUNK * a->elem_size));
+            mem_account_uncharge(mem_block(SEG_CHUNK * a->elem_size));
         free(chunk);
         atomic_store_explicit(&a->chunks[c], NULL, memory_order_relaxed);
     }

@@ -45,8 +45,8 @@ static bool started_live; /* attached: VM init already happened */
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    classes_register_loaded(jvmti, jni);
-    threads_register_live(jvmti, jni);
+    class_table_register_loaded(jvmti, jni);
+    thread_table_register_live(jvmti, jni);
     emit_threads_known();
     if (options.net_host)
         control_listener_vm_init(jvmti, jni);
@@ -57,7 +57,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    struct thread_info *t = threads_of(jvmti, jni, thread);
+    struct thread_info *t = thread_table_of(jvmti, jni, thread);
     if (t)
         emit_thread_start(t->serial);
     FOR_EACH_PROFILE(p)
@@ -70,14 +70,14 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     FOR_EACH_PROFILE(p)
     if (p->thread_end)
         p->thread_end(jvmti, jni, thread);
-    struct thread_info *t = threads_ended(jvmti, jni, thread);
+    struct thread_info *t = thread_table_ended(jvmti, jni, thread);
     if (t)
         emit_thread_end(t->serial);
 }
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
-    classes_serial_of(jvmti, klass);
+    class_table_serial_of(jvmti, klass);
     FOR_EACH_PROFILE(p)
     if (p->class_prepare)
         p->class_prepare(jvmti, jni, thread, klass);
@@ -86,12 +86,12 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
 {
     JNIEnv *jni = NULL;
-    JavaVM *vm = agent_vm();
+    JavaVM *vm = jvmti_util_vm();
     if (vm && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
         jni = NULL;
     struct dump_request req = {jvmti, jni, DUMP_ON_SIGNAL, DUMP_ALL, (float)options.cutoff,
                                0,     NULL};
-    dump_all(&req);
+    dump_request_all(&req);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -104,10 +104,10 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     if (options.doe) {
         struct dump_request req = {jvmti, jni, DUMP_AT_EXIT, DUMP_ALL, (float)options.cutoff,
                                    0,     NULL};
-        dump_all(&req);
+        dump_request_all(&req);
     }
-    classes_flush_unloads();
-    dump_write_unloads(); /* the rest: nothing follows them */
+    class_table_flush_unloads();
+    dump_request_write_unloads(); /* the rest: nothing follows them */
     output_close();
 }
 
@@ -115,17 +115,17 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 static void teardown_tables(void)
 {
     emit_reset();
-    threads_teardown();
-    traces_teardown();
-    frames_teardown();
-    classes_teardown();
-    strings_teardown();
+    thread_table_teardown();
+    trace_table_teardown();
+    frame_table_teardown();
+    class_table_teardown();
+    string_table_teardown();
 }
 
 static struct hprof_error init_tables(void)
 {
-    if (strings_init() || classes_init() || frames_init(options.lineno) ||
-        traces_init(options.depth) || threads_init())
+    if (string_table_init() || class_table_init() || frame_table_init(options.lineno) ||
+        trace_table_init(options.depth) || thread_table_init())
         return hprof_errorf("out of memory at start-up");
     return hprof_ok();
 }
@@ -142,7 +142,7 @@ static struct hprof_error setup_jvmti(jvmtiEnv *jvmti, bool live)
     if (p->add_capabilities)
         p->add_capabilities(&options, &caps);
     struct hprof_error e =
-        jvmti_error(jvmti, (*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
+        jvmti_util_error(jvmti, (*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
     if (hprof_failed(&e))
         return e;
 
@@ -157,8 +157,8 @@ static struct hprof_error setup_jvmti(jvmtiEnv *jvmti, bool live)
     FOR_EACH_PROFILE(p)
     if (p->set_callbacks)
         p->set_callbacks(&cb);
-    e = jvmti_error(jvmti, (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb),
-                    "SetEventCallbacks");
+    e = jvmti_util_error(jvmti, (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb),
+                         "SetEventCallbacks");
     if (hprof_failed(&e))
         return e;
 
@@ -169,7 +169,7 @@ static struct hprof_error setup_jvmti(jvmtiEnv *jvmti, bool live)
     for (size_t i = 0; i < sizeof core_events / sizeof *core_events; i++) {
         if (live && core_events[i] == JVMTI_EVENT_VM_INIT)
             continue;
-        e = jvmti_error(
+        e = jvmti_util_error(
             jvmti, (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, core_events[i], NULL),
             "SetEventNotificationMode");
         if (hprof_failed(&e))
@@ -219,16 +219,16 @@ static enum start_result start_agent(JavaVM *vm, const char *option_string, bool
         log_error("this VM offers no JVMTI 11 environment (JDK 11 or newer is needed)");
         return START_FAILED;
     }
-    agent_set_vm(vm);
-    agent_set_jvmti(jvmti);
+    jvmti_util_set_vm(vm);
+    jvmti_util_set_env(jvmti);
 
     for (size_t i = 0; i < sizeof all_profiles / sizeof *all_profiles; i++)
         if (all_profiles[i] && all_profiles[i]->enabled(&options))
             enabled_profiles[nenabled++] = all_profiles[i];
-    dump_set_profiles(enabled_profiles, nenabled);
-    dump_set_settings_writer(control_commands_write_settings);
+    dump_request_set_profiles(enabled_profiles, nenabled);
+    dump_request_set_settings_writer(control_commands_write_settings);
     control_commands_init(&options, all_profiles, sizeof all_profiles / sizeof *all_profiles);
-    dump_set_unloads_at_end(options.heap_sites);
+    dump_request_set_unloads_at_end(options.heap_sites);
 
     e = init_tables();
     if (!hprof_failed(&e))
@@ -282,7 +282,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *opts, void *reserved)
     JNIEnv *jni = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
         return JNI_ERR;
-    on_vm_init(agent_jvmti(), jni, NULL);
+    on_vm_init(jvmti_util_env(), jni, NULL);
     return JNI_OK;
 }
 

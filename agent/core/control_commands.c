@@ -57,7 +57,7 @@ static bool cpu_sampling(void)
 void control_commands_write_settings(struct hprof_writer *w)
 {
     w->ops->control_settings(w, atomic_load(&alloc_traces_on), cpu_sampling(),
-                             (uint16_t)traces_depth());
+                             (uint16_t)trace_table_depth());
 }
 
 static void write_settings_record(struct hprof_writer *w, void *ctx)
@@ -105,11 +105,11 @@ static void run_dump(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c
         req.flags = c->flags;
     char would[OPTIONS_TEXT_LEN];
     if (section_written(section, would, sizeof would)) {
-        dump_all(&req);
+        dump_request_all(&req);
         return;
     }
     if (!(rep->warned_sections & section))
-        log_warning("socket command %s: nothing to write without %s", hprof_cmd_name(c->tag),
+        log_warning("socket command %s: nothing to write without %s", command_parser_name(c->tag),
                     would);
     rep->warned_sections |= section;
     /* The answer a front end waiting for the section gets: the first profile that would write
@@ -126,7 +126,7 @@ static void run_dump(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c
 
 static void force_gc(jvmtiEnv *jvmti)
 {
-    jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
+    jvmti_util_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
 }
 
 /* Ends the VM the way the application would: System.exit(0) runs the shutdown hooks, then
@@ -167,7 +167,7 @@ static void run_control(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command
         (c->control == HPROF_CTL_CPU_SAMPLING_ON || c->control == HPROF_CTL_CPU_SAMPLING_OFF) &&
         c->thread_id != 0;
     if (for_thread) {
-        req.thread = threads_find_live(jvmti, jni, c->thread_id);
+        req.thread = thread_table_find_live(jvmti, jni, c->thread_id);
         if (!req.thread) {
             log_warning("socket command CONTROL %u (serial %" PRIu32
                         "): no live thread has object id 0x%" PRIx64 "; ignored",
@@ -190,12 +190,12 @@ static void run_control(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command
             atomic_store(&cpu_sampling_on, false);
         break;
     case HPROF_CTL_SET_DEPTH:
-        traces_set_depth((int)c->depth);
+        trace_table_set_depth((int)c->depth);
         break;
     default:
         break;
     }
-    dump_control(&req);
+    dump_request_control(&req);
     if (req.thread)
         (*jni)->DeleteLocalRef(jni, req.thread);
     emit_section(NULL, write_settings_record, NULL);
@@ -218,7 +218,7 @@ static const struct {
 void control_commands_run(jvmtiEnv *jvmti, JNIEnv *jni, const struct hprof_command *c,
                           struct control_commands_report *rep)
 {
-    log_info("socket command %s (serial %" PRIu32 ")", hprof_cmd_name(c->tag), c->serial);
+    log_info("socket command %s (serial %" PRIu32 ")", command_parser_name(c->tag), c->serial);
     for (size_t i = 0; i < sizeof dump_commands / sizeof *dump_commands; i++)
         if (c->tag == dump_commands[i].tag) {
             run_dump(jvmti, jni, c, dump_commands[i].section, rep);

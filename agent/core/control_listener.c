@@ -4,10 +4,10 @@
  * descriptor, so closing the output never pulls a descriptor from under a blocked read. It
  * polls with a timeout and reads what is there (MSG_DONTWAIT), feeds the bytes to the pure
  * parser (protocol/command_parser.h) and runs each command in turn on this thread
- * (control_commands.h): dumps go through dump_all() with DUMP_ON_COMMAND, so they are written
- * like any other dump, one at a time. Nothing here runs on an application thread; a peer that sends
- * garbage, trickles bytes or vanishes costs the VM at most this thread's time (valid commands cost
- * what they ask for: a heap dump is a heap dump).
+ * (control_commands.h): dumps go through dump_request_all() with DUMP_ON_COMMAND, so they are
+ * written like any other dump, one at a time. Nothing here runs on an application thread; a peer
+ * that sends garbage, trickles bytes or vanishes costs the VM at most this thread's time (valid
+ * commands cost what they ask for: a heap dump is a heap dump).
  *
  * Stopping: at VM death the core calls control_listener_stop before any profile stops. It marks the
  * listener stopping, wakes a blocked poll through a pipe and waits, bounded, for the thread to
@@ -72,7 +72,7 @@ static void count_commands(const uint8_t *b, size_t n)
     size_t used = 0;
     while (reading_commands && used < n) {
         struct hprof_cmd_result r;
-        used += hprof_cmd_parse(&parser, b + used, n - used, &r);
+        used += command_parser_parse(&parser, b + used, n - used, &r);
         if (r.kind == HPROF_CMD_COMMAND)
             not_run++;
         else if (r.kind == HPROF_CMD_END)
@@ -106,7 +106,7 @@ static void count_unread(void *ctx, const uint8_t *buf, size_t n)
         return;
     }
     struct hprof_cmd_result r;
-    if (reading_commands && hprof_cmd_parser_finish(&parser, &r))
+    if (reading_commands && command_parser_parser_finish(&parser, &r))
         not_run++; /* cut short by the end of the connection */
     if (not_run > 0)
         log_warning("%" PRIu64 " socket command%s not run: the VM was exiting", not_run,
@@ -122,7 +122,7 @@ void control_listener_start(void)
         close(read_fd);
         read_fd = -1;
     }
-    hprof_cmd_parser_init(&parser);
+    command_parser_parser_init(&parser);
     if (read_fd >= 0)
         output_on_unread_input(count_unread, NULL);
     if (read_fd < 0)
@@ -144,8 +144,8 @@ static void report_bad(const struct hprof_cmd_result *r, struct listener_report 
     }
     log_warning("socket command %s (tag 0x%02x, serial %" PRIu32 ", length %" PRIu32
                 ") ignored: %s",
-                hprof_cmd_name(r->command.tag), r->command.tag, r->command.serial, r->length,
-                hprof_cmd_error_text(r->error));
+                command_parser_name(r->command.tag), r->command.tag, r->command.serial, r->length,
+                command_parser_error_text(r->error));
     if (++rep->bad_reported == LISTENER_MAX_REPORTS)
         log_warning("further bad socket commands are counted, not reported one by one");
 }
@@ -166,7 +166,7 @@ static bool handle_bytes(jvmtiEnv *jvmti, JNIEnv *jni, const uint8_t *buf, size_
     size_t used = 0;
     while (used < n) {
         struct hprof_cmd_result r;
-        used += hprof_cmd_parse(&parser, buf + used, n - used, &r);
+        used += command_parser_parse(&parser, buf + used, n - used, &r);
         switch (r.kind) {
         case HPROF_CMD_COMMAND:
             if (atomic_load(&stopping)) {
@@ -224,10 +224,10 @@ static void JNICALL listener_run(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         }
         if (got == 0) {
             struct hprof_cmd_result r;
-            if (reading_commands && hprof_cmd_parser_finish(&parser, &r))
+            if (reading_commands && command_parser_parser_finish(&parser, &r))
                 log_warning("socket command %s (tag 0x%02x) cut short: the peer closed the "
                             "connection inside it",
-                            hprof_cmd_name(r.command.tag), r.command.tag);
+                            command_parser_name(r.command.tag), r.command.tag);
             else if (reading_commands && !atomic_load(&stopping))
                 log_warning("the peer closed the connection (no EOF command); no more "
                             "commands are read");
@@ -258,8 +258,8 @@ void control_listener_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_mutex_lock(&lock);
     running = true;
     pthread_mutex_unlock(&lock);
-    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF listener", listener_run, NULL,
-                                  JVMTI_THREAD_NORM_PRIORITY)) {
+    if (!jvmti_util_start_agent_thread(jvmti, jni, "HPROF listener", listener_run, NULL,
+                                       JVMTI_THREAD_NORM_PRIORITY)) {
         log_error("cannot start the socket listener thread; commands are not read");
         pthread_mutex_lock(&lock);
         running = false;
@@ -282,7 +282,7 @@ void control_listener_stop(void)
     while (running && !on_listener_thread && busy_with != HPROF_CMD_EXIT_VM) {
         if (pthread_cond_timedwait(&finished, &lock, &until) == ETIMEDOUT) {
             log_warning("the socket listener is still running %s after %d s; going on",
-                        hprof_cmd_name(busy_with), LISTENER_STOP_WAIT_MS / 1000);
+                        command_parser_name(busy_with), LISTENER_STOP_WAIT_MS / 1000);
             break;
         }
     }

@@ -27,18 +27,18 @@ static int send_wait_ms(void)
     return ms >= 0 ? ms : DUMP_SEND_WAIT_MS;
 }
 
-void dump_set_profiles(const struct hprof_profile *const *profiles, size_t n)
+void dump_request_set_profiles(const struct hprof_profile *const *profiles, size_t n)
 {
     active = profiles;
     nactive = n;
 }
 
-void dump_set_settings_writer(void (*write_settings)(struct hprof_writer *w))
+void dump_request_set_settings_writer(void (*write_settings)(struct hprof_writer *w))
 {
     settings_writer = write_settings;
 }
 
-void dump_set_unloads_at_end(bool at_end)
+void dump_request_set_unloads_at_end(bool at_end)
 {
     unloads_at_end = at_end;
 }
@@ -51,7 +51,7 @@ static void write_unloads(struct hprof_writer *w, void *ctx)
     emit_unloads(w);
 }
 
-void dump_write_unloads(void)
+void dump_request_write_unloads(void)
 {
     emit_section(NULL, write_unloads, NULL);
 }
@@ -59,10 +59,10 @@ void dump_write_unloads(void)
 static void flush_output(struct hprof_writer *w, void *ok)
 {
     w->ops->flush(w);
-    *(bool *)ok = !writer_failed(w);
+    *(bool *)ok = !writer_common_failed(w);
 }
 
-void dump_all(const struct dump_request *req)
+void dump_request_all(const struct dump_request *req)
 {
     pthread_mutex_lock(&dump_lock);
     struct dump_request r = *req;
@@ -81,10 +81,10 @@ void dump_all(const struct dump_request *req)
         if (active[i]->dump)
             active[i]->dump(&r);
     if (r.sections & DUMP_TRACES) {
-        classes_flush_unloads();
+        class_table_flush_unloads();
         emit_traces_known();
         if (!unloads_at_end)
-            dump_write_unloads();
+            dump_request_write_unloads();
     }
     bool ok = false;
     emit_section(NULL, flush_output, &ok);
@@ -100,7 +100,7 @@ void dump_all(const struct dump_request *req)
     pthread_mutex_unlock(&dump_lock);
 }
 
-void dump_control(const struct control_request *req)
+void dump_request_control(const struct control_request *req)
 {
     for (size_t i = 0; i < nactive; i++)
         if (active[i]->control)

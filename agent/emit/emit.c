@@ -55,9 +55,9 @@ static bool was_written(const struct written_set *s, uint64_t id)
 
 void emit_unloads(struct hprof_writer *w)
 {
-    uint32_t n = classes_count();
+    uint32_t n = class_table_count();
     for (uint32_t serial = 1; serial <= n; serial++) {
-        const struct class_info *c = classes_get(serial);
+        const struct class_info *c = class_table_get(serial);
         if (c && atomic_load(&c->unloaded) && was_written(&classes_out, serial) &&
             first_time(&unloads_out, serial))
             w->ops->unload_class(w, serial);
@@ -109,14 +109,14 @@ void emit_first_records(void)
 
 void emit_string(struct hprof_writer *w, hprof_id id)
 {
-    const char *text = strings_text(id);
+    const char *text = string_table_text(id);
     if (text && first_time(&strings_out, id))
         w->ops->string(w, id, text, strlen(text));
 }
 
 void emit_class(struct hprof_writer *w, uint32_t serial)
 {
-    const struct class_info *c = classes_get(serial);
+    const struct class_info *c = class_table_get(serial);
     if (!c || !first_time(&classes_out, serial))
         return;
     emit_string(w, c->name_id);
@@ -125,10 +125,10 @@ void emit_class(struct hprof_writer *w, uint32_t serial)
 
 void emit_frame(struct hprof_writer *w, uint32_t serial)
 {
-    if (!frames_get(serial) || !first_time(&frames_out, serial))
+    if (!frame_table_get(serial) || !first_time(&frames_out, serial))
         return;
     struct hprof_frame view;
-    frames_describe(serial, &view);
+    frame_table_describe(serial, &view);
     emit_string(w, view.method_name_id);
     emit_string(w, view.method_sig_id);
     emit_string(w, view.source_name_id);
@@ -138,7 +138,7 @@ void emit_frame(struct hprof_writer *w, uint32_t serial)
 
 void emit_trace(struct hprof_writer *w, uint32_t serial)
 {
-    const struct trace_info *t = traces_get(serial);
+    const struct trace_info *t = trace_table_get(serial);
     if (!t || !first_time(&traces_out, serial))
         return;
     struct hprof_frame small[16];
@@ -149,7 +149,7 @@ void emit_trace(struct hprof_writer *w, uint32_t serial)
         emit_thread(w, t->thread_serial);
     for (uint32_t i = 0; i < t->nframes; i++) {
         emit_frame(w, t->frames[i]);
-        frames_describe(t->frames[i], &views[i]);
+        frame_table_describe(t->frames[i], &views[i]);
     }
     w->ops->trace(w, t->serial, t->thread_serial, t->nframes, views);
     if (views != small)
@@ -158,7 +158,7 @@ void emit_trace(struct hprof_writer *w, uint32_t serial)
 
 void emit_thread(struct hprof_writer *w, uint32_t serial)
 {
-    const struct thread_info *t = threads_get(serial);
+    const struct thread_info *t = thread_table_get(serial);
     if (!t || !first_time(&threads_out, serial))
         return;
     emit_string(w, t->name_id);
@@ -172,9 +172,9 @@ void emit_thread(struct hprof_writer *w, uint32_t serial)
         .name_id = t->name_id,
         .group_id = t->group_id,
         .parent_group_id = t->parent_group_id,
-        .name = strings_text(t->name_id),
-        .group = strings_text(t->group_id),
-        .parent_group = strings_text(t->parent_group_id),
+        .name = string_table_text(t->name_id),
+        .group = string_table_text(t->group_id),
+        .parent_group = string_table_text(t->parent_group_id),
     };
     w->ops->thread_start(w, &view);
 }
@@ -200,7 +200,7 @@ static void emit_range(void (*one)(struct hprof_writer *, uint32_t), uint32_t fi
 
 void emit_threads_known(void)
 {
-    emit_range(emit_thread, 1, threads_count());
+    emit_range(emit_thread, 1, thread_table_count());
 }
 
 void emit_thread_start(uint32_t serial)
@@ -210,7 +210,7 @@ void emit_thread_start(uint32_t serial)
 
 void emit_traces_known(void)
 {
-    emit_range(emit_trace, 1, traces_count());
+    emit_range(emit_trace, 1, trace_table_count());
 }
 
 static void thread_end_body(struct hprof_writer *w, void *ctx)

@@ -136,16 +136,16 @@ struct hprof_error output_open(const struct hprof_options *opts)
     struct hprof_writer *w;
     switch (opts->format) {
     case HPROF_FORMAT_BINARY:
-        w = writer_binary_new(sink);
+        w = binary_writer_new(sink);
         break;
     case HPROF_FORMAT_PHD:
-        w = writer_phd_new(sink);
+        w = phd_writer_new(sink);
         break;
     case HPROF_FORMAT_CLASSIC:
-        w = writer_classic_new(sink);
+        w = classic_writer_new(sink);
         break;
     default:
-        w = writer_ascii_new(sink);
+        w = ascii_writer_new(sink);
         break;
     }
     if (!w) /* the writer has closed the sink (writers own it) */
@@ -160,7 +160,7 @@ struct hprof_error output_open(const struct hprof_options *opts)
 struct hprof_writer *output_lock(void)
 {
     pthread_mutex_lock(&lock);
-    if (writer && writer_failed(writer))
+    if (writer && writer_common_failed(writer))
         return NULL;
     return writer;
 }

@@ -31,7 +31,7 @@ static void JNICALL on_class_free(jvmtiEnv *jvmti, jlong tag)
     (void)jvmti;
     uint64_t t = (uint64_t)tag;
     if (tag_site(t) == TAG_SITE_CLASS)
-        classes_mark_unloaded((uint32_t)tag_serial(t));
+        class_table_mark_unloaded((uint32_t)tag_serial(t));
 }
 
 /* An environment of its own, so that no other tag (heap=sites tags objects by the million in
@@ -39,7 +39,7 @@ static void JNICALL on_class_free(jvmtiEnv *jvmti, jlong tag)
  * class unloading the same way (JDK-8256811). */
 static void watch_unloads(void)
 {
-    JavaVM *vm = agent_vm();
+    JavaVM *vm = jvmti_util_vm();
     jvmtiEnv *e = NULL;
     if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e)
         return;
@@ -62,7 +62,7 @@ static void watch_unloads(void)
     watch_env = e;
 }
 
-int classes_init(void)
+int class_table_init(void)
 {
     segarray_init(&entries, sizeof(struct class_info));
     mem_account_register("classes", classes_measure);
@@ -70,21 +70,21 @@ int classes_init(void)
     return 0;
 }
 
-void classes_flush_unloads(void)
+void class_table_flush_unloads(void)
 {
     if (watch_env)
         (*watch_env)
             ->SetEventNotificationMode(watch_env, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
 }
 
-const struct class_info *classes_get(uint32_t serial)
+const struct class_info *class_table_get(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&entries))
         return NULL;
     return segarray_at(&entries, serial - 1);
 }
 
-uint32_t classes_count(void)
+uint32_t class_table_count(void)
 {
     return segarray_count(&entries);
 }
@@ -110,11 +110,11 @@ static struct class_info *append_locked(hprof_id name_id, char *name, char *sig)
     c->array_type = names_array_type(sig);
     size_t names = mem_block(strlen(name) + 1) + mem_block(strlen(sig) + 1);
     name_bytes += names;
-    mem_charge(names);
+    mem_account_charge(names);
     return c;
 }
 
-uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
+uint32_t class_table_serial_of(jvmtiEnv *jvmti, jclass klass)
 {
     jlong tag = 0;
     if (klass == NULL || (*jvmti)->GetTag(jvmti, klass, &tag) != JVMTI_ERROR_NONE)
@@ -128,13 +128,13 @@ uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
         return 0;
     char *name = names_java_class_name(sig);
     char *sig_copy = strdup(sig);
-    jvmti_free(jvmti, sig);
+    jvmti_util_free(jvmti, sig);
     if (!name || !sig_copy) {
         free(name);
         free(sig_copy);
         return 0;
     }
-    hprof_id name_id = strings_intern(name);
+    hprof_id name_id = string_table_intern(name);
 
     pthread_mutex_lock(&lock);
     /* Another thread may have registered it while we read the signature. */
@@ -159,7 +159,7 @@ uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass)
     return serial;
 }
 
-uint32_t classes_register_synthetic(const char *name)
+uint32_t class_table_register_synthetic(const char *name)
 {
     char *name_copy = strdup(name);
     size_t len = strlen(name);
@@ -173,7 +173,7 @@ uint32_t classes_register_synthetic(const char *name)
     memcpy(sig + 1, name, len);
     sig[len + 1] = ';';
     sig[len + 2] = '\0';
-    hprof_id name_id = strings_intern(name);
+    hprof_id name_id = string_table_intern(name);
     pthread_mutex_lock(&lock);
     struct class_info *c = append_locked(name_id, name_copy, sig);
     uint32_t serial = c ? c->serial : 0;
@@ -185,27 +185,28 @@ uint32_t classes_register_synthetic(const char *name)
     return serial;
 }
 
-void classes_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
+void class_table_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes),
+                          "GetLoadedClasses"))
         return;
     for (jint i = 0; i < n; i++) {
-        classes_serial_of(jvmti, classes[i]);
+        class_table_serial_of(jvmti, classes[i]);
         (*jni)->DeleteLocalRef(jni, classes[i]);
     }
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
 }
 
-void classes_mark_unloaded(uint32_t serial)
+void class_table_mark_unloaded(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&entries))
         return;
     atomic_store(&((struct class_info *)segarray_at(&entries, serial - 1))->unloaded, true);
 }
 
-void classes_teardown(void)
+void class_table_teardown(void)
 {
     uint32_t n = segarray_count(&entries);
     for (uint32_t i = 0; i < n; i++) {
@@ -214,7 +215,7 @@ void classes_teardown(void)
         free((char *)c->signature);
     }
     segarray_free(&entries);
-    mem_uncharge(name_bytes);
+    mem_account_uncharge(name_bytes);
     name_bytes = 0;
     if (watch_env)
         (*watch_env)->DisposeEnvironment(watch_env);

@@ -20,35 +20,35 @@ struct class_info {
     atomic_bool unloaded;  /* its class object was freed (ObjectFree, any thread) */
 };
 
-int classes_init(void);
+int class_table_init(void);
 
 /* The serial of klass, registering it (and tagging its Class object) on first sight.
  * Returns 0 if the class cannot be inspected. */
-uint32_t classes_serial_of(jvmtiEnv *jvmti, jclass klass);
+uint32_t class_table_serial_of(jvmtiEnv *jvmti, jclass klass);
 
 /* A class that is no Java class (cpu=samples' pseudo-frames): a serial and a LOAD CLASS
  * record with this name, and no class object. Returns 0 when out of memory. */
-uint32_t classes_register_synthetic(const char *name);
+uint32_t class_table_register_synthetic(const char *name);
 
 /* Registers every loaded class (at VM init or attach). */
-void classes_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni);
+void class_table_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* NULL for an unknown serial. */
-const struct class_info *classes_get(uint32_t serial);
-uint32_t classes_count(void);
+const struct class_info *class_table_get(uint32_t serial);
+uint32_t class_table_count(void);
 
 /* Called when a class object's tag is freed (ObjectFree): the class was unloaded. */
-void classes_mark_unloaded(uint32_t serial);
+void class_table_mark_unloaded(uint32_t serial);
 
 /* Class unloading is learned from ObjectFree events of a JVMTI environment of the table's own
  * (the unload watcher) in which every registered class object carries its class id: a class
- * object is freed exactly when its class unloads. Set up at start-up (classes_init); if the VM
+ * object is freed exactly when its class unloads. Set up at start-up (class_table_init); if the VM
  * refuses, no unload is ever reported (one warning). doc/formats.md, UNLOAD CLASS. */
 /* Has the VM post the ObjectFree events of class objects already freed (JDK 16+ posts them
  * lazily), so that emit_unloads sees every unload up to now. */
-void classes_flush_unloads(void);
+void class_table_flush_unloads(void);
 
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
-void classes_teardown(void);
+void class_table_teardown(void);
 
 #endif

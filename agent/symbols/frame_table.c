@@ -48,14 +48,14 @@ static void lines_charge(const struct method_info *m, bool charge)
     size_t b = mem_block(sizeof *m->lines * (size_t)m->nlines);
     if (charge) {
         atomic_fetch_add(&line_bytes, b);
-        mem_charge(b);
+        mem_account_charge(b);
     } else {
         atomic_fetch_sub(&line_bytes, b);
-        mem_uncharge(b);
+        mem_account_uncharge(b);
     }
 }
 
-int frames_init(bool lineno)
+int frame_table_init(bool lineno)
 {
     with_lines = lineno;
     segarray_init(&methods, sizeof(struct method_info));
@@ -86,14 +86,14 @@ static bool read_method(jvmtiEnv *jvmti, jmethodID method, struct method_info *m
         return false;
     if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) != JVMTI_ERROR_NONE)
         return false;
-    m->class_serial = classes_serial_of(jvmti, klass);
-    m->name_id = strings_intern(name);
-    m->sig_id = strings_intern(sig);
-    jvmti_free(jvmti, name);
-    jvmti_free(jvmti, sig);
+    m->class_serial = class_table_serial_of(jvmti, klass);
+    m->name_id = string_table_intern(name);
+    m->sig_id = string_table_intern(sig);
+    jvmti_util_free(jvmti, name);
+    jvmti_util_free(jvmti, sig);
     if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) == JVMTI_ERROR_NONE) {
-        m->source_id = strings_intern(source);
-        jvmti_free(jvmti, source);
+        m->source_id = string_table_intern(source);
+        jvmti_util_free(jvmti, source);
     }
     jboolean native = JNI_FALSE;
     if ((*jvmti)->IsMethodNative(jvmti, method, &native) == JVMTI_ERROR_NONE)
@@ -110,13 +110,13 @@ static bool read_method(jvmtiEnv *jvmti, jmethodID method, struct method_info *m
             m->nlines = nlines;
         }
     }
-    jvmti_free(jvmti, lines);
+    jvmti_util_free(jvmti, lines);
     /* klass is a local reference of the calling native frame; event callbacks and agent
      * threads return to the VM soon, which frees it. */
     return true;
 }
 
-const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method)
+const struct method_info *frame_table_method(jvmtiEnv *jvmti, jmethodID method)
 {
     uint32_t idx = 0;
     pthread_mutex_lock(&lock);
@@ -148,14 +148,14 @@ const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method)
     return result;
 }
 
-bool frames_register_synthetic(jmethodID id, uint32_t class_serial, const char *name)
+bool frame_table_register_synthetic(jmethodID id, uint32_t class_serial, const char *name)
 {
     struct method_info m;
     memset(&m, 0, sizeof m);
     m.method = id;
     m.class_serial = class_serial;
-    m.name_id = strings_intern(name);
-    m.sig_id = strings_intern("()V");
+    m.name_id = string_table_intern(name);
+    m.sig_id = string_table_intern("()V");
     bool ok = false;
     uint32_t idx = 0;
     pthread_mutex_lock(&lock);
@@ -186,7 +186,7 @@ static int32_t line_at(const struct method_info *m, jlocation location)
     return line;
 }
 
-uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location)
+uint32_t frame_table_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location)
 {
     if (!with_lines)
         location = 0;
@@ -201,7 +201,7 @@ uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location)
     if (found)
         return serial;
 
-    const struct method_info *m = frames_method(jvmti, method);
+    const struct method_info *m = frame_table_method(jvmti, method);
     if (!m)
         return 0;
     struct {
@@ -227,21 +227,21 @@ uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location)
     return serial;
 }
 
-const struct frame_info *frames_get(uint32_t serial)
+const struct frame_info *frame_table_get(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&frames))
         return NULL;
     return segarray_at(&frames, serial - 1);
 }
 
-void frames_describe(uint32_t serial, struct hprof_frame *out)
+void frame_table_describe(uint32_t serial, struct hprof_frame *out)
 {
     memset(out, 0, sizeof *out);
-    const struct frame_info *f = frames_get(serial);
+    const struct frame_info *f = frame_table_get(serial);
     if (!f)
         return;
     const struct method_info *m = f->method;
-    const struct class_info *c = classes_get(m->class_serial);
+    const struct class_info *c = class_table_get(m->class_serial);
     out->frame_id = serial;
     out->method_name_id = m->name_id;
     out->method_sig_id = m->sig_id;
@@ -249,22 +249,22 @@ void frames_describe(uint32_t serial, struct hprof_frame *out)
     out->class_serial = m->class_serial;
     out->line = f->line;
     out->class_name = c ? c->name : "<unknown class>";
-    out->method_name = strings_text(m->name_id);
-    out->method_sig = strings_text(m->sig_id);
-    out->source_name = strings_text(m->source_id);
+    out->method_name = string_table_text(m->name_id);
+    out->method_sig = string_table_text(m->sig_id);
+    out->source_name = string_table_text(m->source_id);
 }
 
-void frames_method_label(uint32_t serial, char *buf, size_t len)
+void frame_table_method_label(uint32_t serial, char *buf, size_t len)
 {
     struct hprof_frame view;
-    frames_describe(serial, &view);
+    frame_table_describe(serial, &view);
     if (!view.method_name)
         snprintf(buf, len, "<unknown>");
     else
         snprintf(buf, len, "%s.%s", view.class_name, view.method_name);
 }
 
-void frames_teardown(void)
+void frame_table_teardown(void)
 {
     uint32_t n = segarray_count(&methods);
     for (uint32_t i = 0; i < n; i++) {

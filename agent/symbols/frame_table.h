@@ -27,28 +27,28 @@ struct frame_info {
 };
 
 /* lineno=n: frames carry no line numbers and frames of one method are one frame. */
-int frames_init(bool lineno);
+int frame_table_init(bool lineno);
 
 /* The serial (>= 1) of the frame at location in method; 0 if the method cannot be read. */
-uint32_t frames_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location);
+uint32_t frame_table_intern(jvmtiEnv *jvmti, jmethodID method, jlocation location);
 
 /* The method's details, read and kept on first call; NULL if it cannot be read. */
-const struct method_info *frames_method(jvmtiEnv *jvmti, jmethodID method);
+const struct method_info *frame_table_method(jvmtiEnv *jvmti, jmethodID method);
 
-/* A method that is no Java method (cpu=samples' pseudo-frames): frames_intern(id, 0) then
+/* A method that is no Java method (cpu=samples' pseudo-frames): frame_table_intern(id, 0) then
  * gives its frame without asking JVMTI. id must never be a real jmethodID (an address of the
  * caller's own static data). Returns false when out of memory. */
-bool frames_register_synthetic(jmethodID id, uint32_t class_serial, const char *name);
+bool frame_table_register_synthetic(jmethodID id, uint32_t class_serial, const char *name);
 
-const struct frame_info *frames_get(uint32_t serial);
+const struct frame_info *frame_table_get(uint32_t serial);
 
 /* Fills the writer's view of a frame (pointers stay valid for the process's life). */
-void frames_describe(uint32_t serial, struct hprof_frame *out);
+void frame_table_describe(uint32_t serial, struct hprof_frame *out);
 
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
-void frames_teardown(void);
+void frame_table_teardown(void);
 
 /* "java.lang.String.hashCode": class and method name of a frame, for ranked reports. */
-void frames_method_label(uint32_t serial, char *buf, size_t len);
+void frame_table_method_label(uint32_t serial, char *buf, size_t len);
 
 #endif

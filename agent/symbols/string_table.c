@@ -26,7 +26,7 @@ static void strings_measure(struct mem_use *u)
     pthread_mutex_unlock(&lock);
 }
 
-int strings_init(void)
+int string_table_init(void)
 {
     segarray_init(&entries, sizeof(struct string_entry));
     index_by_text = keymap_new(4096);
@@ -34,7 +34,7 @@ int strings_init(void)
     return index_by_text ? 0 : -1;
 }
 
-hprof_id strings_intern(const char *s)
+hprof_id string_table_intern(const char *s)
 {
     if (!s)
         return 0;
@@ -50,7 +50,7 @@ hprof_id strings_intern(const char *s)
             e->text = copy;
             e->len = len;
             text_bytes += mem_block(len + 1);
-            mem_charge(mem_block(len + 1));
+            mem_account_charge(mem_block(len + 1));
             id = keymap_put(index_by_text, s, len, i + 1);
         } else {
             free(copy);
@@ -60,20 +60,20 @@ hprof_id strings_intern(const char *s)
     return id;
 }
 
-const char *strings_text(hprof_id id)
+const char *string_table_text(hprof_id id)
 {
     if (id == 0 || id > segarray_count(&entries))
         return NULL;
     return ((struct string_entry *)segarray_at(&entries, (uint32_t)(id - 1)))->text;
 }
 
-void strings_teardown(void)
+void string_table_teardown(void)
 {
     uint32_t n = segarray_count(&entries);
     for (uint32_t i = 0; i < n; i++)
         free((char *)((struct string_entry *)segarray_at(&entries, i))->text);
     segarray_free(&entries);
-    mem_uncharge(text_bytes);
+    mem_account_uncharge(text_bytes);
     text_bytes = 0;
     keymap_free(index_by_text);
     index_by_text = NULL;

@@ -9,15 +9,15 @@
 
 #include "writer.h"
 
-int strings_init(void);
+int string_table_init(void);
 
 /* Returns the id of s (>= 1), adding it if new; 0 only when memory ran out. NULL -> 0. */
-hprof_id strings_intern(const char *s);
+hprof_id string_table_intern(const char *s);
 
 /* The text of an id (stable for the life of the process); NULL for 0 or unknown ids. */
-const char *strings_text(hprof_id id);
+const char *string_table_text(hprof_id id);
 
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
-void strings_teardown(void);
+void string_table_teardown(void);
 
 #endif

@@ -18,21 +18,21 @@ static void threads_measure(struct mem_use *u)
     u->bytes = segarray_bytes(&entries);
 }
 
-int threads_init(void)
+int thread_table_init(void)
 {
     segarray_init(&entries, sizeof(struct thread_info));
     mem_account_register("threads", threads_measure);
     return 0;
 }
 
-struct thread_info *threads_get(uint32_t serial)
+struct thread_info *thread_table_get(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&entries))
         return NULL;
     return segarray_at(&entries, serial - 1);
 }
 
-uint32_t threads_count(void)
+uint32_t thread_table_count(void)
 {
     return segarray_count(&entries);
 }
@@ -43,8 +43,8 @@ static hprof_id group_name(jvmtiEnv *jvmti, JNIEnv *jni, jthreadGroup group, jth
     memset(&gi, 0, sizeof gi);
     if (!group || (*jvmti)->GetThreadGroupInfo(jvmti, group, &gi) != JVMTI_ERROR_NONE)
         return 0;
-    hprof_id id = strings_intern(gi.name);
-    jvmti_free(jvmti, gi.name);
+    hprof_id id = string_table_intern(gi.name);
+    jvmti_util_free(jvmti, gi.name);
     if (parent)
         *parent = gi.parent;
     else if (gi.parent)
@@ -70,8 +70,8 @@ static struct thread_info *create(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     memset(&ti, 0, sizeof ti);
     if ((*jvmti)->GetThreadInfo(jvmti, thread, &ti) != JVMTI_ERROR_NONE)
         return NULL;
-    hprof_id name_id = strings_intern(ti.name ? ti.name : "");
-    jvmti_free(jvmti, ti.name);
+    hprof_id name_id = string_table_intern(ti.name ? ti.name : "");
+    jvmti_util_free(jvmti, ti.name);
     jthreadGroup parent = NULL;
     hprof_id group_id = group_name(jvmti, jni, ti.thread_group, &parent);
     hprof_id parent_id = group_name(jvmti, jni, parent, NULL);
@@ -104,7 +104,7 @@ static struct thread_info *create(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return t;
 }
 
-struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+struct thread_info *thread_table_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     void *p = NULL;
     if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &p) == JVMTI_ERROR_NONE && p)
@@ -112,41 +112,41 @@ struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return create(jvmti, jni, thread);
 }
 
-struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+struct thread_info *thread_table_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     void *p = NULL;
     if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &p) == JVMTI_ERROR_NONE && p)
         return p;
-    return threads_of(jvmti, jni, thread);
+    return thread_table_of(jvmti, jni, thread);
 }
 
-struct thread_info *threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+struct thread_info *thread_table_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    struct thread_info *t = threads_of(jvmti, jni, thread);
+    struct thread_info *t = thread_table_of(jvmti, jni, thread);
     if (!t || atomic_exchange(&t->ended, true))
         return NULL;
     return t;
 }
 
-void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni)
+void thread_table_register_live(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jint n = 0;
     jthread *threads = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
         return;
     for (jint i = 0; i < n; i++) {
-        threads_of(jvmti, jni, threads[i]);
+        thread_table_of(jvmti, jni, threads[i]);
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
-    jvmti_free(jvmti, threads);
+    jvmti_util_free(jvmti, threads);
 }
 
-jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id)
+jthread thread_table_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id)
 {
     jint n = 0;
     jthread *threads = NULL;
     if (id == 0 ||
-        jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+        jvmti_util_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
         return NULL;
     jthread found = NULL;
     for (jint i = 0; i < n; i++) {
@@ -157,11 +157,11 @@ jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id)
         else
             (*jni)->DeleteLocalRef(jni, threads[i]);
     }
-    jvmti_free(jvmti, threads);
+    jvmti_util_free(jvmti, threads);
     return found;
 }
 
-void threads_teardown(void)
+void thread_table_teardown(void)
 {
     segarray_free(&entries);
 }

@@ -21,31 +21,31 @@ struct thread_info {
                                   (agent/profiles/cpu_times/tracker_natives.c) */
 };
 
-int threads_init(void);
+int thread_table_init(void);
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
-void threads_teardown(void);
+void thread_table_teardown(void);
 
 /* The entry of thread (NULL = the current thread), registering it on first sight. */
-struct thread_info *threads_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+struct thread_info *thread_table_of(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
 /* The entry of the current thread, which an event callback was given as thread: one
  * thread-local-storage read with no thread lookup once the thread is registered (a virtual
- * thread mounted on its carrier included, JDK 21+), else threads_of(thread). About 0.1 us
- * against 0.5 us for threads_of with a jthread. */
-struct thread_info *threads_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+ * thread mounted on its carrier included, JDK 21+), else thread_table_of(thread). About 0.1 us
+ * against 0.5 us for thread_table_of with a jthread. */
+struct thread_info *thread_table_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
 /* ThreadEnd: marks the thread ended; its entry the first time, NULL after that. */
-struct thread_info *threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+struct thread_info *thread_table_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
 /* Registers every live thread (at VM init or attach). */
-void threads_register_live(jvmtiEnv *jvmti, JNIEnv *jni);
+void thread_table_register_live(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* A new local reference to the live thread whose object id (its Thread object's tag, as in
  * THREAD START) is id, or NULL when no live thread has it. Walks GetAllThreads: for rare
  * lookups such as socket CONTROL commands, not for event callbacks. */
-jthread threads_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id);
+jthread thread_table_find_live(jvmtiEnv *jvmti, JNIEnv *jni, hprof_id id);
 
-struct thread_info *threads_get(uint32_t serial);
-uint32_t threads_count(void);
+struct thread_info *thread_table_get(uint32_t serial);
+uint32_t thread_table_count(void);
 
 #endif

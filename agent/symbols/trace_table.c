@@ -43,18 +43,18 @@ static void traces_measure(struct mem_use *u)
 
 static _Atomic(int) max_depth;
 
-int traces_depth(void)
+int trace_table_depth(void)
 {
     return atomic_load_explicit(&max_depth, memory_order_relaxed);
 }
-void traces_set_depth(int depth)
+void trace_table_set_depth(int depth)
 {
     atomic_store_explicit(&max_depth, depth, memory_order_relaxed);
 }
 
-int traces_init(int depth)
+int trace_table_init(int depth)
 {
-    traces_set_depth(depth);
+    trace_table_set_depth(depth);
     segarray_init(&traces, sizeof(struct trace_info));
     traces_by_key = keymap_new(16384);
     traces_by_frames = keymap_new(16384);
@@ -102,16 +102,16 @@ static uint32_t add_trace(const uint32_t *frames, jint n, uint32_t thread_serial
 
 /* The trace new stacks are counted under past the budget; made on first need (its frame and
  * class are two small entries). HPROF_TRACE_SERIAL_NONE if even that fails. */
-uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial)
+uint32_t trace_table_overflow(jvmtiEnv *jvmti, uint32_t thread_serial)
 {
     uint32_t frame = atomic_load(&overflow_frame);
     if (!frame) {
         pthread_mutex_lock(&overflow_lock);
         jmethodID id = (jmethodID)(void *)&overflow_method_id;
         frame = atomic_load(&overflow_frame);
-        uint32_t cls = frame ? 0 : classes_register_synthetic("<memory_budget_reached>");
-        if (cls && frames_register_synthetic(id, cls, "<new_stacks>"))
-            atomic_store(&overflow_frame, frame = frames_intern(jvmti, id, 0));
+        uint32_t cls = frame ? 0 : class_table_register_synthetic("<memory_budget_reached>");
+        if (cls && frame_table_register_synthetic(id, cls, "<new_stacks>"))
+            atomic_store(&overflow_frame, frame = frame_table_intern(jvmti, id, 0));
         pthread_mutex_unlock(&overflow_lock);
     }
     if (!frame)
@@ -124,8 +124,8 @@ uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial)
     return serial;
 }
 
-uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
-                       uint32_t thread_serial)
+uint32_t trace_table_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
+                            uint32_t thread_serial)
 {
     if (n <= 0)
         return HPROF_TRACE_SERIAL_NONE;
@@ -141,8 +141,8 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
     bool found = keymap_get(traces_by_key, key, len, &serial);
     pthread_mutex_unlock(&lock);
 
-    if (!found && mem_budget_reached("new stacks")) {
-        serial = traces_overflow(jvmti, thread_serial);
+    if (!found && mem_account_budget_reached("new stacks")) {
+        serial = trace_table_overflow(jvmti, thread_serial);
     } else if (!found) {
         /* New raw stack: resolve its frames outside the lock. */
         uint32_t *serials = malloc(sizeof *serials * ((size_t)n + 1));
@@ -150,7 +150,8 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
         if (ok)
             serials[n] = thread_serial; /* the frames key's last word */
         for (jint i = 0; ok && i < n; i++)
-            ok = (serials[i] = frames_intern(jvmti, frames[i].method, frames[i].location)) != 0;
+            ok =
+                (serials[i] = frame_table_intern(jvmti, frames[i].method, frames[i].location)) != 0;
         size_t frames_len = sizeof *serials * ((size_t)n + 1);
         pthread_mutex_lock(&lock);
         if (!ok) {
@@ -169,29 +170,29 @@ uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
     return serial;
 }
 
-const struct trace_info *traces_get(uint32_t serial)
+const struct trace_info *trace_table_get(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&traces))
         return NULL;
     return segarray_at(&traces, serial - 1);
 }
 
-uint32_t traces_count(void)
+uint32_t trace_table_count(void)
 {
     return segarray_count(&traces);
 }
 
-void traces_top_label(uint32_t serial, char *buf, size_t len)
+void trace_table_top_label(uint32_t serial, char *buf, size_t len)
 {
-    const struct trace_info *t = traces_get(serial);
+    const struct trace_info *t = trace_table_get(serial);
     if (!t || t->nframes == 0) {
         snprintf(buf, len, "<empty>");
         return;
     }
-    frames_method_label(t->frames[0], buf, len);
+    frame_table_method_label(t->frames[0], buf, len);
 }
 
-void traces_teardown(void)
+void trace_table_teardown(void)
 {
     segarray_free(&traces);
     atomic_store(&overflow_frame, 0);

@@ -17,30 +17,30 @@ struct trace_info {
     uint32_t *frames; /* frame serials, top first (in the table's index: never freed alone) */
 };
 
-int traces_init(int depth);
+int trace_table_init(int depth);
 
 /* The stack depth to record (depth=, changed at run time by the CONTROL command). */
-int traces_depth(void);
-void traces_set_depth(int depth);
+int trace_table_depth(void);
+void trace_table_set_depth(int depth);
 
 /* The serial of the trace made of frames[0..n) (top first) seen on thread_serial (pass 0
  * when traces are not per thread). Returns HPROF_TRACE_SERIAL_NONE for n == 0, and also
  * when a frame cannot be read. */
-uint32_t traces_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
-                       uint32_t thread_serial);
+uint32_t trace_table_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint n,
+                            uint32_t thread_serial);
 
 /* The trace new stacks of thread_serial (0 unless thread=y) are counted under past the memory
  * budget (memory=): one frame, <memory_budget_reached>.<new_stacks>, made on first call.
  * HPROF_TRACE_SERIAL_NONE when even that cannot be made. */
-uint32_t traces_overflow(jvmtiEnv *jvmti, uint32_t thread_serial);
+uint32_t trace_table_overflow(jvmtiEnv *jvmti, uint32_t thread_serial);
 
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
-void traces_teardown(void);
+void trace_table_teardown(void);
 
-const struct trace_info *traces_get(uint32_t serial);
-uint32_t traces_count(void);
+const struct trace_info *trace_table_get(uint32_t serial);
+uint32_t trace_table_count(void);
 
 /* The top frame's "class.method" label, "<empty>" for the empty trace. */
-void traces_top_label(uint32_t serial, char *buf, size_t len);
+void trace_table_top_label(uint32_t serial, char *buf, size_t len);
 
 #endif

@@ -29,14 +29,14 @@ static void check(int ok)
 static void run_stream(const uint8_t *data, size_t len, size_t chunk, struct run *out)
 {
     struct hprof_cmd_parser p;
-    hprof_cmd_parser_init(&p);
+    command_parser_parser_init(&p);
     out->n = 0;
     int ended = 0;
     for (size_t off = 0; off < len;) {
         size_t piece = len - off < chunk ? len - off : chunk;
         for (size_t used = 0; used < piece;) {
             struct hprof_cmd_result r;
-            size_t k = hprof_cmd_parse(&p, data + off + used, piece - used, &r);
+            size_t k = command_parser_parse(&p, data + off + used, piece - used, &r);
             check(k > 0 && k <= piece - used);
             used += k;
             if (r.kind == HPROF_CMD_NEED_MORE) {
@@ -54,7 +54,7 @@ static void run_stream(const uint8_t *data, size_t len, size_t chunk, struct run
         off += piece;
     }
     struct hprof_cmd_result r;
-    if (hprof_cmd_parser_finish(&p, &r) && out->n < MAX_RESULTS) {
+    if (command_parser_parser_finish(&p, &r) && out->n < MAX_RESULTS) {
         check(r.kind == HPROF_CMD_ERROR && r.error == HPROF_CMD_ERR_TRUNCATED);
         out->r[out->n++] = r;
     }
@@ -75,12 +75,12 @@ static void check_command(const struct hprof_command *c)
     check(c->depth <= HPROF_CMD_DEPTH_MAX);
     /* Re-encode and parse back. */
     uint8_t buf[HPROF_CMD_ENCODED_MAX];
-    size_t n = hprof_cmd_encode(c, buf, sizeof buf);
+    size_t n = command_parser_encode(c, buf, sizeof buf);
     check(n >= HPROF_CMD_HEADER_SIZE);
     struct hprof_cmd_parser p;
-    hprof_cmd_parser_init(&p);
+    command_parser_parser_init(&p);
     struct hprof_cmd_result r;
-    check(hprof_cmd_parse(&p, buf, n, &r) == n);
+    check(command_parser_parse(&p, buf, n, &r) == n);
     check(r.kind == HPROF_CMD_COMMAND && same_command(&r.command, c));
 }
 
@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(line, stream, len);
         line[len] = '\0';
         struct hprof_text_command t;
-        struct hprof_error e = hprof_text_parse(line, &t);
+        struct hprof_error e = command_text_parse(line, &t);
         if (!hprof_failed(&e) && t.kind == HPROF_TEXT_SEND && t.command.tag != HPROF_CMD_EOF)
             check_command(&t.command);
         free(line);

@@ -74,7 +74,8 @@ enum hprof_root {
 };
 const char *hprof_root_name(enum hprof_root r); /* "unknown", "jni_global", ... */
 const char *hprof_tag_name(unsigned tag);       /* "STRING", ...; NULL for unknown tags */
-/* "int", ...; NULL if invalid (named apart from writer.h's hprof_type_name: a tool may link both)
+/* "int", ...; NULL if invalid (named apart from writer.h's writer_common_type_name: a tool may link
+ * both)
  */
 const char *hprof_basic_type_name(unsigned basic_type);
 

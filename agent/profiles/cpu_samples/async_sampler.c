@@ -65,7 +65,7 @@ void async_sampler_add_capabilities(jvmtiCapabilities *caps)
 void async_sampler_set_callbacks(jvmtiEventCallbacks *cb)
 {
     cb->CompiledMethodLoad = on_compiled_method_load;
-    async_stack_set_callbacks(cb); /* ClassLoad: AGCT answers only while it is on */
+    agct_stack_set_callbacks(cb); /* ClassLoad: AGCT answers only while it is on */
 }
 
 static void on_mount(JNIEnv *jni, jthread vthread);
@@ -75,9 +75,9 @@ struct hprof_error async_sampler_start(jvmtiEnv *jvmti, const struct hprof_optio
     if (opts->sampler == HPROF_SAMPLER_SAFEPOINT)
         return hprof_ok();
     const char *why = NULL;
-    if (!async_stack_init()) {
+    if (!agct_stack_init()) {
         why = "this VM exports no AsyncGetCallTrace";
-    } else if (async_stack_enable_events(jvmti) != 0) {
+    } else if (agct_stack_enable_events(jvmti) != 0) {
         why = "ClassLoad events cannot be enabled";
     } else {
         int frames = opts->depth > MIN_RECORD_FRAMES ? opts->depth : MIN_RECORD_FRAMES;
@@ -101,10 +101,10 @@ struct hprof_error async_sampler_start(jvmtiEnv *jvmti, const struct hprof_optio
         cpu_timers_stop();
         return hprof_errorf("out of memory");
     }
-    if (jvmti_failed(jvmti,
-                     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                        JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL),
-                     "SetEventNotificationMode(CompiledMethodLoad)"))
+    if (jvmti_util_failed(jvmti,
+                          (*jvmti)->SetEventNotificationMode(
+                              jvmti, JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL),
+                          "SetEventNotificationMode(CompiledMethodLoad)"))
         log_warning("cpu=samples: inlined frames will be resolved at safepoints only");
     per_thread = opts->thread;
     carriers_observe(on_mount);
@@ -128,10 +128,10 @@ void async_sampler_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     int64_t t0 = (int64_t)clock_thread_cpu_ns();
     if ((*jvmti)->GetLoadedClasses(jvmti, &n, &classes) == JVMTI_ERROR_NONE) {
         for (jint i = 0; i < n; i++) {
-            async_stack_prepare_class(jvmti, classes[i]);
+            agct_stack_prepare_class(jvmti, classes[i]);
             (*jni)->DeleteLocalRef(jni, classes[i]);
         }
-        jvmti_free(jvmti, classes);
+        jvmti_util_free(jvmti, classes);
         atomic_fetch_add(&prepared_classes, (uint64_t)n);
     }
     atomic_fetch_add(&prepare_ns, (uint64_t)((int64_t)clock_thread_cpu_ns() - t0));
@@ -146,7 +146,7 @@ void async_sampler_class_prepare(jvmtiEnv *jvmti, jclass klass)
     if (!async_sampler_active())
         return;
     int64_t t0 = (int64_t)clock_thread_cpu_ns();
-    async_stack_prepare_class(jvmti, klass);
+    agct_stack_prepare_class(jvmti, klass);
     atomic_fetch_add(&prepare_ns, (uint64_t)((int64_t)clock_thread_cpu_ns() - t0));
     atomic_fetch_add(&prepared_classes, 1);
 }

@@ -80,9 +80,9 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
 
 struct hprof_error carriers_watch(jvmtiEnv *jvmti)
 {
-    if (!jvmti_add_virtual_threads_capability(jvmti))
+    if (!jvmti_util_add_virtual_threads_capability(jvmti))
         return hprof_ok(); /* JDK 17: no virtual threads */
-    if (!jvmti_watch_mounts(jvmti, on_mount, on_unmount))
+    if (!jvmti_util_watch_mounts(jvmti, on_mount, on_unmount))
         return hprof_errorf("this VM has no virtual-thread mount events");
     watching = true;
     return hprof_ok();

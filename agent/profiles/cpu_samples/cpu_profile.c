@@ -164,22 +164,23 @@ static void find_boundary(jvmtiEnv *jvmti, JNIEnv *jni)
                       strcmp(name, "doYield") == 0) &&
                      nyield < MAX_BOUNDARY)
                 yield_methods[nyield++] = methods[i];
-            jvmti_free(jvmti, name);
+            jvmti_util_free(jvmti, name);
         }
-        jvmti_free(jvmti, methods);
+        jvmti_util_free(jvmti, methods);
     }
     (*jni)->DeleteLocalRef(jni, cls);
 }
 
 static void make_pseudo_frames(void)
 {
-    uint32_t cls = classes_register_synthetic("<unwalkable>");
+    uint32_t cls = class_table_register_synthetic("<unwalkable>");
     bool ok = cls != 0;
     for (int r = 0; ok && r < R_COUNT; r++)
-        ok = frames_register_synthetic((jmethodID)(void *)&pseudo_ids[r], cls, reason_names[r]);
+        ok =
+            frame_table_register_synthetic((jmethodID)(void *)&pseudo_ids[r], cls, reason_names[r]);
     if (ok)
-        ok = frames_register_synthetic((jmethodID)(void *)&pseudo_ids[NO_METHOD_ID_PSEUDO], cls,
-                                       "no_method_id");
+        ok = frame_table_register_synthetic((jmethodID)(void *)&pseudo_ids[NO_METHOD_ID_PSEUDO],
+                                            cls, "no_method_id");
     pseudo_ready = ok;
 }
 
@@ -211,9 +212,9 @@ static void count_reason(jvmtiEnv *jvmti, enum reason r, uint32_t thread_serial,
 {
     st.reasons[r] += w;
     uint32_t serial = HPROF_TRACE_SERIAL_NONE;
-    if (pseudo_ready && traces_depth() > 0) {
+    if (pseudo_ready && trace_table_depth() > 0) {
         jvmtiFrameInfo f = {(jmethodID)(void *)&pseudo_ids[r], 0};
-        serial = traces_intern(jvmti, &f, 1, thread_serial);
+        serial = trace_table_intern(jvmti, &f, 1, thread_serial);
     }
     cpu_profile_add(serial, w);
     st.samples += w;
@@ -266,7 +267,7 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct sample_recor
             break;
         }
     }
-    int depth = traces_depth();
+    int depth = trace_table_depth();
     if (keep > depth)
         keep = depth;
     bool no_method = false;
@@ -292,7 +293,7 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct sample_recor
     if (virtual_stack) {
         if (per_thread) {
             jthread local = rec->vthread ? (*jni)->NewLocalRef(jni, (jweak)rec->vthread) : NULL;
-            struct thread_info *vinfo = local ? threads_of(jvmti, jni, local) : NULL;
+            struct thread_info *vinfo = local ? thread_table_of(jvmti, jni, local) : NULL;
             if (local)
                 (*jni)->DeleteLocalRef(jni, local);
             if (!vinfo) {
@@ -307,7 +308,7 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct sample_recor
         st.no_java += w; /* a carrier between two virtual threads, in the entry stub */
         return;
     }
-    uint32_t serial = traces_intern(jvmti, frame_buf, keep, thread_serial);
+    uint32_t serial = trace_table_intern(jvmti, frame_buf, keep, thread_serial);
     if (serial == HPROF_TRACE_SERIAL_NONE && keep > 0) {
         count_reason(jvmti, R_FRAME_UNREADABLE, thread_serial, w);
         return;
@@ -333,7 +334,7 @@ void cpu_profile_drain(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     pthread_mutex_lock(&drain_lock);
     int64_t t0 = (int64_t)clock_thread_cpu_ns();
-    sample_records_set_depth(traces_depth() > 0 ? traces_depth() : 1);
+    sample_records_set_depth(trace_table_depth() > 0 ? trace_table_depth() : 1);
     /* Method details and virtual threads make local references; this thread may never
      * return to Java to free them. */
     if ((*jni)->PushLocalFrame(jni, 64) == 0) {

@@ -103,7 +103,7 @@ static void cpu_samples_dump(const struct dump_request *req)
     size_t keep = ranking_sort_and_cut(rows, n, total, req->cutoff);
     char *labels = keep ? malloc(keep * LABEL_LEN) : NULL;
     for (size_t i = 0; i < keep && labels; i++) {
-        traces_top_label(rows[i].trace_serial, labels + i * LABEL_LEN, LABEL_LEN);
+        trace_table_top_label(rows[i].trace_serial, labels + i * LABEL_LEN, LABEL_LEN);
         rows[i].method = labels + i * LABEL_LEN;
     }
     struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};

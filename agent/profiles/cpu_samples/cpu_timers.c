@@ -83,7 +83,7 @@ static int walk_from_return_address(const struct timer_slot *s, struct sample_re
         return first;
     copy.uc_mcontext.gregs[REG_RIP] = (greg_t) * (const uintptr_t *)sp;
     copy.uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
-    int n = async_stack_walk(s->env, rec->frames, depth, &copy);
+    int n = agct_stack_walk(s->env, rec->frames, depth, &copy);
     if (n <= 0) {
         /* A stub that set up a frame pointer (push rbp; mov rbp, rsp): its caller's pc and sp
          * are above the saved rbp. Only when rbp points into this thread's stack (compiled
@@ -96,7 +96,7 @@ static int walk_from_return_address(const struct timer_slot *s, struct sample_re
         copy.uc_mcontext.gregs[REG_RIP] = (greg_t)link[1];
         copy.uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
         copy.uc_mcontext.gregs[REG_RBP] = (greg_t)link[0];
-        n = async_stack_walk(s->env, rec->frames, depth, &copy);
+        n = agct_stack_walk(s->env, rec->frames, depth, &copy);
         if (n <= 0)
             return first;
     }
@@ -157,7 +157,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     rec->mounted = atomic_load_explicit(&s->mounted, memory_order_relaxed);
     int depth = sample_records_depth();
     rec->walked_late = 0;
-    rec->nframes = async_stack_walk(s->env, rec->frames, depth, ucontext);
+    rec->nframes = agct_stack_walk(s->env, rec->frames, depth, ucontext);
     if (rec->nframes == ASYNC_TICKS_UNKNOWN_JAVA || rec->nframes == ASYNC_TICKS_NOT_WALKABLE_JAVA)
         rec->nframes = walk_from_return_address(s, rec, depth, ucontext, rec->nframes);
     /* Out of Java code: the walker publishes it once it has the stack. A carrier's stack

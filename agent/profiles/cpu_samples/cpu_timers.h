@@ -1,7 +1,7 @@
 /* cpu=samples' asynchronous sampler, signal side: a CPU-time timer per Java thread
  * (timer_create on the thread's own CPU clock, delivering SIGPROF to that thread alone), the
  * SIGPROF handler, and the thread slots it reads. The handler interrupts the thread where it
- * runs, walks its Java stack with AsyncGetCallTrace (async_stack_walk) and writes one record
+ * runs, walks its Java stack with AsyncGetCallTrace (agct_stack_walk) and writes one record
  * into the preallocated lock-free ring of sample_records.h, which the profile drains
  * (cpu_profile.c). It only produces: the handler calls no malloc, takes no lock and makes no
  * JVMTI or JNI call: it reads the slot named by the timer's value (index and generation),

@@ -131,8 +131,8 @@ struct hprof_error late_walk_start(jvmtiEnv *jvmti, JNIEnv *jni)
         return hprof_errorf("out of memory for the late walker");
     }
     atomic_store(&accepting, true);
-    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF cpu=samples late walker", walker_main, buf,
-                                  JVMTI_THREAD_MAX_PRIORITY)) {
+    if (!jvmti_util_start_agent_thread(jvmti, jni, "HPROF cpu=samples late walker", walker_main,
+                                       buf, JVMTI_THREAD_MAX_PRIORITY)) {
         atomic_store(&accepting, false);
         return hprof_errorf("no thread to walk samples taken out of Java code");
     }

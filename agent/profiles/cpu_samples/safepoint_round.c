@@ -76,8 +76,8 @@ static uint32_t virtual_trace_of(jvmtiEnv *jvmti, struct safepoint_round *round,
         round->stats.vthread_dropped += t->due;
         return 0;
     }
-    uint32_t serial = traces_intern(jvmti, si->frame_buffer, si->frame_count,
-                                    t->vthread_info ? t->vthread_info->serial : 0);
+    uint32_t serial = trace_table_intern(jvmti, si->frame_buffer, si->frame_count,
+                                         t->vthread_info ? t->vthread_info->serial : 0);
     if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
         return 0;
     round->stats.vthread_samples += t->due;
@@ -99,8 +99,8 @@ static uint32_t trace_of(jvmtiEnv *jvmti, struct safepoint_round *round, struct 
     }
     if (si->frame_count == 0 && depth > 0)
         return 0; /* no Java frames: the CPU time was not spent in Java code */
-    uint32_t serial = traces_intern(jvmti, si->frame_buffer, si->frame_count,
-                                    round->per_thread ? t->info->serial : 0);
+    uint32_t serial = trace_table_intern(jvmti, si->frame_buffer, si->frame_count,
+                                         round->per_thread ? t->info->serial : 0);
     if (serial == HPROF_TRACE_SERIAL_NONE && si->frame_count > 0)
         return 0; /* a frame could not be read (its class was unloaded) */
     return serial;
@@ -122,7 +122,7 @@ static void take_stacks(jvmtiEnv *jvmti, struct safepoint_round *round, size_t m
                 continue;
             round->stats.stacks++;
             picked[i]->trace = trace_of(jvmti, round, picked[i], &si[0], depth);
-            jvmti_free(jvmti, si);
+            jvmti_util_free(jvmti, si);
         }
         return;
     }
@@ -133,7 +133,7 @@ static void take_stacks(jvmtiEnv *jvmti, struct safepoint_round *round, size_t m
     round->stats.stacks += m;
     for (size_t i = 0; i < m; i++)
         picked[i]->trace = trace_of(jvmti, round, picked[i], &si[i], depth);
-    jvmti_free(jvmti, si);
+    jvmti_util_free(jvmti, si);
 }
 
 void safepoint_round_run(jvmtiEnv *jvmti, JNIEnv *jni, struct safepoint_round *round)
@@ -174,7 +174,7 @@ void safepoint_round_run(jvmtiEnv *jvmti, JNIEnv *jni, struct safepoint_round *r
             }
             t->virtual_stack = true;
             if (round->per_thread) { /* registers it (THREAD START) on its first sample */
-                t->vthread_info = threads_of(jvmti, jni, ref);
+                t->vthread_info = thread_table_of(jvmti, jni, ref);
                 if (!t->vthread_info) {
                     round->stats.vthread_dropped += t->due;
                     continue;
@@ -186,7 +186,7 @@ void safepoint_round_run(jvmtiEnv *jvmti, JNIEnv *jni, struct safepoint_round *r
         m++;
     }
     if (m)
-        take_stacks(jvmti, round, m, (jint)traces_depth());
+        take_stacks(jvmti, round, m, (jint)trace_table_depth());
     (*jni)->PopLocalFrame(jni, NULL);
 
     for (size_t i = 0; i < m; i++) {

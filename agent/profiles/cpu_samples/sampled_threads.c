@@ -58,7 +58,7 @@ static struct sampled_thread *find_locked(const struct thread_info *info)
 static struct sampled_thread *add_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          bool from_start)
 {
-    struct thread_info *info = threads_of(jvmti, jni, thread);
+    struct thread_info *info = thread_table_of(jvmti, jni, thread);
     if (!info || atomic_load(&info->ended))
         return NULL;
     pthread_mutex_lock(&lock);
@@ -160,7 +160,7 @@ static void retire_locked(struct sampled_thread *t)
 void sampled_threads_ended(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     carriers_slot_bind_current(NULL); /* ThreadEnd runs on the ending thread */
-    struct thread_info *info = threads_of(jvmti, jni, thread);
+    struct thread_info *info = thread_table_of(jvmti, jni, thread);
     pthread_mutex_lock(&lock);
     struct sampled_thread *t = info ? find_locked(info) : NULL;
     /* Its timer goes with its entry's slot number, under lock, as switches are:
@@ -178,13 +178,13 @@ void sampled_threads_add_live(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jint n = 0;
     jthread *threads = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
         return;
     for (jint i = 0; i < n; i++) {
         add_thread(jvmti, jni, threads[i], false);
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
-    jvmti_free(jvmti, threads);
+    jvmti_util_free(jvmti, threads);
 }
 
 /* Sampler thread only: it alone holds entry pointers outside the lock, and not while this
@@ -342,7 +342,7 @@ void sampled_threads_set_sampling(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     struct thread_info *info = NULL;
     if (thread) {
         add_thread(jvmti, jni, thread, false); /* started before the agent was attached */
-        info = threads_of(jvmti, jni, thread);
+        info = thread_table_of(jvmti, jni, thread);
         if (!info)
             return;
     }

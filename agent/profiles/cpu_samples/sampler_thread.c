@@ -41,7 +41,7 @@ static int64_t now_ns(void)
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
-    struct thread_info *self = threads_of(jvmti, jni, NULL);
+    struct thread_info *self = thread_table_of(jvmti, jni, NULL);
     round.self = self;
     struct sampler_thread_stats stats = {0};
     int64_t first = 0, last = 0;
@@ -115,8 +115,8 @@ bool sampler_thread_start(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_mutex_lock(&life_lock);
     running = true;
     pthread_mutex_unlock(&life_lock);
-    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF cpu sampler", sampler_main, NULL,
-                                  JVMTI_THREAD_MAX_PRIORITY)) {
+    if (!jvmti_util_start_agent_thread(jvmti, jni, "HPROF cpu sampler", sampler_main, NULL,
+                                       JVMTI_THREAD_MAX_PRIORITY)) {
         pthread_mutex_lock(&life_lock);
         running = false;
         pthread_mutex_unlock(&life_lock);

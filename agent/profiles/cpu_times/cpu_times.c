@@ -69,7 +69,7 @@ static void JNICALL on_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
         return;
     /* the time rewriting takes is the agent's, not the loading method's */
     uint64_t paused = tracker_natives_pause();
-    uint32_t cnum = tracked_classes_reserve();
+    uint32_t cnum = rewritten_classes_reserve();
     if (!cnum)
         return;
     struct rewrite_config cfg = {
@@ -88,9 +88,9 @@ static void JNICALL on_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
         if (res.len <= INT32_MAX &&
             (*jvmti)->Allocate(jvmti, (jlong)res.len, &out) == JVMTI_ERROR_NONE) {
             memcpy(out, res.bytes, res.len);
-            tracked_classes_fill(jni, cnum, name, loader, &res);
+            rewritten_classes_fill(jni, cnum, name, loader, &res);
             if (redefined)
-                tracked_classes_bind(jvmti, cnum, redefined);
+                rewritten_classes_bind(jvmti, cnum, redefined);
             *new_data = out;
             *new_len = (jint)res.len;
             atomic_fetch_add(loader ? &rewritten_other : &rewritten_boot, 1);
@@ -121,9 +121,9 @@ static bool add_optional_capabilities(jvmtiEnv *jvmti)
     if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE)
         return false;
     want.can_retransform_any_class = potential.can_retransform_any_class;
-    bool vthreads = jvmti_caps_has_virtual_threads(&potential);
+    bool vthreads = jvmti_util_caps_has_virtual_threads(&potential);
     if (vthreads)
-        jvmti_caps_set_virtual_threads(&want);
+        jvmti_util_caps_set_virtual_threads(&want);
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE) {
         memset(&want, 0, sizeof want);
         want.can_retransform_any_class = potential.can_retransform_any_class;
@@ -138,19 +138,19 @@ static struct hprof_error cpu_times_start(jvmtiEnv *jvmti, const struct hprof_op
     (void)live;
     per_method = opts->cpu == HPROF_CPU_OLD;
     int p = TRACKER_PROBE_COUNT;
-    struct hprof_error e = tracker_probe_from_env(&p);
+    struct hprof_error e = tracker_natives_probe_from_env(&p);
     if (hprof_failed(&e))
         return e;
     probe = (enum tracker_probe)p;
-    if (tracked_classes_init() != 0 ||
+    if (rewritten_classes_init() != 0 ||
         tracker_natives_init(per_method, opts->thread, opts->depth) != 0)
         return hprof_errorf("out of memory at start-up");
     bool vthreads = add_optional_capabilities(jvmti);
     tracker_natives_watch_virtual_threads(jvmti, vthreads);
-    return jvmti_error(jvmti,
-                       (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                          JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL),
-                       "SetEventNotificationMode");
+    return jvmti_util_error(jvmti,
+                            (*jvmti)->SetEventNotificationMode(
+                                jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL),
+                            "SetEventNotificationMode");
 }
 
 /* ---- deployment at VM init ---------------------------------------------------------------- */
@@ -169,13 +169,13 @@ static void add_reads(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls)
     }
     jint n = 0;
     jobject *modules = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetAllModules(jvmti, &n, &modules), "GetAllModules"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetAllModules(jvmti, &n, &modules), "GetAllModules"))
         return;
     for (jint i = 0; i < n; i++) {
         (*jvmti)->AddModuleReads(jvmti, modules[i], module);
         (*jni)->DeleteLocalRef(jni, modules[i]);
     }
-    jvmti_free(jvmti, modules);
+    jvmti_util_free(jvmti, modules);
     (*jni)->DeleteLocalRef(jni, module);
 }
 
@@ -195,7 +195,7 @@ static bool wants_retransform(jvmtiEnv *jvmti, jclass klass)
         sig[len - 1] = '\0';
         want = !rewriter_should_skip(sig + 1);
     }
-    jvmti_free(jvmti, sig);
+    jvmti_util_free(jvmti, sig);
     return want;
 }
 
@@ -206,7 +206,8 @@ static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
     uint64_t t0 = (clock_monotonic_ns() / 1000000u);
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes),
+                          "GetLoadedClasses"))
         return;
     jint kept = 0;
     for (jint i = 0; i < n; i++) {
@@ -235,7 +236,7 @@ static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
                     (*jvmti)->GetClassSignature(jvmti, classes[k], &sig, NULL) == JVMTI_ERROR_NONE)
                     log_info("cpu=times: %s cannot be retransformed (JVMTI error %d): not tracked",
                              sig, (int)e);
-                jvmti_free(jvmti, sig);
+                jvmti_util_free(jvmti, sig);
             }
         }
     }
@@ -243,7 +244,7 @@ static void retransform_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->ExceptionClear(jni);
     for (jint i = 0; i < kept; i++)
         (*jni)->DeleteLocalRef(jni, classes[i]);
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
     if (refused)
         log_warning("cpu=times: %d of %d classes loaded before VM init could not be retransformed "
                     "(first JVMTI error %d): their methods are not tracked",
@@ -290,7 +291,7 @@ static void cpu_times_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     (void)thread;
     if (atomic_load_explicit(&rewriting, memory_order_relaxed)) {
         uint64_t paused = tracker_natives_pause();
-        tracked_classes_prepared(jvmti, jni, klass);
+        rewritten_classes_prepared(jvmti, jni, klass);
         tracker_natives_resume(paused);
     }
 }
@@ -309,7 +310,7 @@ static void cpu_times_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     if (!atomic_load(&deployed))
         return;
     struct tracker_natives_stats s = tracker_natives_stats();
-    struct tracked_classes_stats c = tracked_classes_stats();
+    struct rewritten_classes_stats c = rewritten_classes_stats();
     log_info("cpu=times: rewrote %llu boot and %llu other classes (%llu left alone, %llu failed), "
              "%u bound; %llu threads; %llu exits without entry, %llu frames left by exceptions, "
              "%llu calls too deep; clock %s%s",
@@ -345,7 +346,7 @@ static char *frame_label(shadow_frame f, const char **desc)
         return strdup(OVERFLOW_LABEL);
     }
     const char *cls, *method;
-    if (!tracked_classes_describe(SHADOW_CNUM(f), SHADOW_MNUM(f), &cls, &method, desc))
+    if (!rewritten_classes_describe(SHADOW_CNUM(f), SHADOW_MNUM(f), &cls, &method, desc))
         return NULL;
     size_t len = strlen(cls) + strlen(method) + 2;
     char *s = malloc(len);
@@ -371,20 +372,20 @@ static uint32_t trace_of(jvmtiEnv *jvmti, const struct shadow_total *r, bool *ov
         if (r->frames[k] == SHADOW_FRAME_OVERFLOW) /* past the budget: one trace for all */
             known = false;
     if (!known) {
-        serial = traces_overflow(jvmti, r->thread);
+        serial = trace_table_overflow(jvmti, r->thread);
         *overflow = true;
     }
     for (uint32_t k = 0; k < r->n && known; k++) {
         frames[k].method =
-            tracked_classes_method(SHADOW_CNUM(r->frames[k]), SHADOW_MNUM(r->frames[k]));
+            rewritten_classes_method(SHADOW_CNUM(r->frames[k]), SHADOW_MNUM(r->frames[k]));
         frames[k].location = -1; /* where in the caller is not tracked */
         known = frames[k].method != NULL;
     }
     if (known) {
-        serial = traces_intern(jvmti, frames, (jint)r->n, r->thread);
+        serial = trace_table_intern(jvmti, frames, (jint)r->n, r->thread);
         /* A stack first seen at this dump, past the budget, is counted as overflow too. */
-        *overflow = mem_budget_passed() && serial != HPROF_TRACE_SERIAL_NONE &&
-                    serial == traces_overflow(jvmti, r->thread);
+        *overflow = mem_account_budget_passed() && serial != HPROF_TRACE_SERIAL_NONE &&
+                    serial == trace_table_overflow(jvmti, r->thread);
     }
     if (frames != small)
         free(frames);
@@ -517,7 +518,7 @@ static void cpu_times_dump(const struct dump_request *req)
 {
     if (!(req->sections & DUMP_CPU) || !atomic_load(&deployed))
         return;
-    int depth = traces_depth();
+    int depth = trace_table_depth();
     struct shadow_totals *s = tracker_natives_collect(depth > 0 ? (unsigned)depth : 0u);
     if (!s) {
         log_warning("out of memory: CPU TIME is left out of this dump");

@@ -29,7 +29,7 @@ static struct segarray heads;   /* uint32_t: the newest cnum of a name; under lo
 static _Atomic(uint32_t) nbound;
 static _Atomic(uint64_t) nmethods_total;
 
-int tracked_classes_init(void)
+int rewritten_classes_init(void)
 {
     segarray_init(&records, sizeof(struct tracked_class));
     segarray_init(&heads, sizeof(uint32_t));
@@ -44,7 +44,7 @@ static struct tracked_class *record(uint32_t cnum)
     return segarray_at(&records, cnum - 1);
 }
 
-uint32_t tracked_classes_reserve(void)
+uint32_t rewritten_classes_reserve(void)
 {
     pthread_mutex_lock(&lock);
     uint32_t i = segarray_append(&records);
@@ -52,8 +52,8 @@ uint32_t tracked_classes_reserve(void)
     return i == UINT32_MAX ? 0 : i + 1;
 }
 
-void tracked_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
-                          struct rewrite_result *res)
+void rewritten_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
+                            struct rewrite_result *res)
 {
     struct tracked_class *c = record(cnum);
     if (!c)
@@ -143,11 +143,11 @@ static jmethodID *read_methods(jvmtiEnv *jvmti, const struct tracked_class *c, j
             if (key != small)
                 free(key);
         }
-        jvmti_free(jvmti, name);
-        jvmti_free(jvmti, sig);
+        jvmti_util_free(jvmti, name);
+        jvmti_util_free(jvmti, sig);
     }
     keymap_free(index);
-    jvmti_free(jvmti, ids);
+    jvmti_util_free(jvmti, ids);
     return by_mnum;
 }
 
@@ -164,7 +164,7 @@ static bool bind(jvmtiEnv *jvmti, struct tracked_class *c, jclass klass)
     return true;
 }
 
-void tracked_classes_bind(jvmtiEnv *jvmti, uint32_t cnum, jclass klass)
+void rewritten_classes_bind(jvmtiEnv *jvmti, uint32_t cnum, jclass klass)
 {
     struct tracked_class *c = record(cnum);
     if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire))
@@ -178,19 +178,19 @@ void tracked_classes_bind(jvmtiEnv *jvmti, uint32_t cnum, jclass klass)
     }
 }
 
-void tracked_classes_prepared(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass)
+void rewritten_classes_prepared(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass)
 {
     char *sig = NULL;
     if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
         return;
     size_t len = strlen(sig);
     if (len < 3 || sig[0] != 'L') { /* arrays and primitives are never rewritten */
-        jvmti_free(jvmti, sig);
+        jvmti_util_free(jvmti, sig);
         return;
     }
     jobject loader = NULL;
     if ((*jvmti)->GetClassLoader(jvmti, klass, &loader) != JVMTI_ERROR_NONE) {
-        jvmti_free(jvmti, sig);
+        jvmti_util_free(jvmti, sig);
         return;
     }
     /* Every unbound record of this name and loader: two threads may have rewritten the same
@@ -217,10 +217,10 @@ void tracked_classes_prepared(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass)
         bind(jvmti, record(found[i]), klass);
     if (loader)
         (*jni)->DeleteLocalRef(jni, loader);
-    jvmti_free(jvmti, sig);
+    jvmti_util_free(jvmti, sig);
 }
 
-jmethodID tracked_classes_method(uint32_t cnum, uint32_t mnum)
+jmethodID rewritten_classes_method(uint32_t cnum, uint32_t mnum)
 {
     struct tracked_class *c = record(cnum);
     if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire) || mnum >= c->nmethods)
@@ -229,8 +229,8 @@ jmethodID tracked_classes_method(uint32_t cnum, uint32_t mnum)
     return m ? m[mnum] : NULL;
 }
 
-bool tracked_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_class,
-                              const char **method, const char **desc)
+bool rewritten_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_class,
+                                const char **method, const char **desc)
 {
     struct tracked_class *c = record(cnum);
     if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire) || mnum >= c->nmethods ||
@@ -242,9 +242,9 @@ bool tracked_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_cl
     return *method && *desc;
 }
 
-struct tracked_classes_stats tracked_classes_stats(void)
+struct rewritten_classes_stats rewritten_classes_stats(void)
 {
-    struct tracked_classes_stats s = {
+    struct rewritten_classes_stats s = {
         .classes = segarray_count(&records),
         .bound = atomic_load(&nbound),
         .methods = atomic_load(&nmethods_total),

@@ -11,34 +11,34 @@
 
 #include "classfile_rewriter.h"
 
-int tracked_classes_init(void);
+int rewritten_classes_init(void);
 
 /* A fresh class number (>= 1) for a class about to be rewritten; 0 when the table is full or
  * out of memory. */
-uint32_t tracked_classes_reserve(void);
+uint32_t rewritten_classes_reserve(void);
 
 /* Records what a successful rewrite of class `name` (internal form) by `loader` (NULL = boot)
  * numbered cnum. Takes res's method names and descriptors (leaves them NULL in res). */
-void tracked_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
-                          struct rewrite_result *res);
+void rewritten_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
+                            struct rewrite_result *res);
 
 /* klass is the class cnum numbers (a retransformation or redefinition names it). */
-void tracked_classes_bind(jvmtiEnv *jvmti, uint32_t cnum, jclass klass);
+void rewritten_classes_bind(jvmtiEnv *jvmti, uint32_t cnum, jclass klass);
 
 /* ClassPrepare: binds every unbound record of klass's name and loader. */
-void tracked_classes_prepared(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass);
+void rewritten_classes_prepared(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass);
 
 /* The method (cnum, mnum) names, NULL when unknown or not bound. */
-jmethodID tracked_classes_method(uint32_t cnum, uint32_t mnum);
+jmethodID rewritten_classes_method(uint32_t cnum, uint32_t mnum);
 
 /* "java.lang.String" and "hashCode", "()I" of (cnum, mnum); false when unknown. */
-bool tracked_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_class,
-                              const char **method, const char **desc);
+bool rewritten_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_class,
+                                const char **method, const char **desc);
 
-struct tracked_classes_stats {
+struct rewritten_classes_stats {
     uint32_t classes, bound;
     uint64_t methods;
 };
-struct tracked_classes_stats tracked_classes_stats(void);
+struct rewritten_classes_stats rewritten_classes_stats(void);
 
 #endif

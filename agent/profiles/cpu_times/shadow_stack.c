@@ -116,14 +116,14 @@ static void account(struct shadow_thread *t, size_t size, bool add)
     size_t b = mem_block(size);
     if (add) {
         atomic_fetch_add_explicit(&t->bytes, b, memory_order_relaxed);
-        mem_charge(b);
+        mem_account_charge(b);
     } else {
         atomic_fetch_sub_explicit(&t->bytes, b, memory_order_relaxed);
-        mem_uncharge(b);
+        mem_account_uncharge(b);
     }
 }
 
-size_t shadow_thread_bytes(const struct shadow_thread *t)
+size_t shadow_stack_thread_bytes(const struct shadow_thread *t)
 {
     return atomic_load_explicit(&((struct shadow_thread *)t)->bytes, memory_order_relaxed);
 }
@@ -155,7 +155,7 @@ static void unlock(struct shadow_thread *t)
         pthread_mutex_unlock(t->grow_lock);
 }
 
-struct shadow_thread *shadow_thread_new(bool per_method, pthread_mutex_t *grow_lock)
+struct shadow_thread *shadow_stack_thread_new(bool per_method, pthread_mutex_t *grow_lock)
 {
     struct shadow_thread *t = calloc(1, sizeof *t);
     if (!t)
@@ -180,7 +180,7 @@ struct shadow_thread *shadow_thread_new(bool per_method, pthread_mutex_t *grow_l
     uint32_t n0 = chunked_reserve(t, &t->nodes);
     uint32_t m0 = per_method ? chunked_reserve(t, &t->methods) : 0;
     if (!t->stack || !t->keys || (per_method && !t->method_slots) || n0 != 0 || m0 != 0) {
-        shadow_thread_free(t);
+        shadow_stack_thread_free(t);
         return NULL;
     }
     t->root = NODE(t, 0);
@@ -190,7 +190,7 @@ struct shadow_thread *shadow_thread_new(bool per_method, pthread_mutex_t *grow_l
     return t;
 }
 
-void shadow_thread_free(struct shadow_thread *t)
+void shadow_stack_thread_free(struct shadow_thread *t)
 {
     if (!t)
         return;
@@ -203,42 +203,42 @@ void shadow_thread_free(struct shadow_thread *t)
     chunked_free(t, &t->nodes);
     chunked_free(t, &t->methods);
     /* What is left is what the frees above did not count one by one. */
-    mem_uncharge(atomic_load_explicit(&t->bytes, memory_order_relaxed));
+    mem_account_uncharge(atomic_load_explicit(&t->bytes, memory_order_relaxed));
     free(t);
 }
 
-uint32_t shadow_height(const struct shadow_thread *t)
+uint32_t shadow_stack_height(const struct shadow_thread *t)
 {
     return t->height;
 }
-struct shadow_stats shadow_thread_stats(const struct shadow_thread *t)
+struct shadow_stats shadow_stack_thread_stats(const struct shadow_thread *t)
 {
     return t->stats;
 }
 
-uint32_t shadow_node_count(const struct shadow_thread *t)
+uint32_t shadow_stack_node_count(const struct shadow_thread *t)
 {
     return atomic_load_explicit(&((struct shadow_thread *)t)->nodes.count, memory_order_acquire);
 }
 
-const struct shadow_node *shadow_node_at(const struct shadow_thread *t, uint32_t i)
+const struct shadow_node *shadow_stack_node_at(const struct shadow_thread *t, uint32_t i)
 {
     return NODE(t, i);
 }
 
-uint32_t shadow_method_count(const struct shadow_thread *t)
+uint32_t shadow_stack_method_count(const struct shadow_thread *t)
 {
     if (!t->per_method)
         return 0;
     return atomic_load_explicit(&((struct shadow_thread *)t)->methods.count, memory_order_acquire);
 }
 
-const struct shadow_method *shadow_method_at(const struct shadow_thread *t, uint32_t i)
+const struct shadow_method *shadow_stack_method_at(const struct shadow_thread *t, uint32_t i)
 {
     return METHOD(t, i);
 }
 
-size_t shadow_frames_of(const struct shadow_node *node, shadow_frame *out, size_t max)
+size_t shadow_stack_frames_of(const struct shadow_node *node, shadow_frame *out, size_t max)
 {
     size_t n = 0, len = node->len;
     for (; node && n < len && n < max; node = node->parent)
@@ -246,9 +246,10 @@ size_t shadow_frames_of(const struct shadow_node *node, shadow_frame *out, size_
     return n;
 }
 
-size_t shadow_node_frames(const struct shadow_thread *t, uint32_t i, shadow_frame *out, size_t max)
+size_t shadow_stack_node_frames(const struct shadow_thread *t, uint32_t i, shadow_frame *out,
+                                size_t max)
 {
-    return shadow_frames_of(NODE(t, i), out, max);
+    return shadow_stack_frames_of(NODE(t, i), out, max);
 }
 
 /* ---- slow paths: a new callee, a new top of stack, a new method, growth ----------------- */
@@ -505,7 +506,7 @@ static inline void add_relaxed(_Atomic(uint64_t) *c, uint64_t v)
                           memory_order_relaxed);
 }
 
-void shadow_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigned depth)
+void shadow_stack_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigned depth)
 {
     if (t->overflow_height || (t->height == t->capacity && !grow_stack(t))) {
         t->overflow_height++;
@@ -517,8 +518,8 @@ void shadow_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigne
     uint64_t key = child_key(f, depth);
     struct shadow_child *c = find_child(p, key);
     if (__builtin_expect(!c, 0) &&
-        !(c = mem_budget_reached("new call paths") ? overflow_child(t, p, key, depth)
-                                                   : add_child(t, p, key, f, depth))) {
+        !(c = mem_account_budget_reached("new call paths") ? overflow_child(t, p, key, depth)
+                                                           : add_child(t, p, key, f, depth))) {
         t->overflow_height++;
         t->stats.overflow++;
         return;
@@ -554,7 +555,7 @@ static inline void pop(struct shadow_thread *t, uint64_t now)
         t->stack[t->height - 1].child += elapsed;
 }
 
-void shadow_exit(struct shadow_thread *t, shadow_frame f, uint64_t now)
+void shadow_stack_exit(struct shadow_thread *t, shadow_frame f, uint64_t now)
 {
     if (t->overflow_height) {
         t->overflow_height--;

@@ -3,9 +3,9 @@
  * distinct top of that stack (its top `depth` frames: what becomes a TRACE). Pure C, no JVMTI:
  * the agent passes frames and times in, so every rule here is unit-tested.
  *
- * Only the owning thread calls shadow_enter/shadow_exit (no locks, no allocation except when a
- * table grows: a new trace, a deeper stack). Other threads (a dump) may read the nodes and the
- * method records at the same time: they are never moved once published, their counters are
+ * Only the owning thread calls shadow_stack_enter/shadow_stack_exit (no locks, no allocation except
+ * when a table grows: a new trace, a deeper stack). Other threads (a dump) may read the nodes and
+ * the method records at the same time: they are never moved once published, their counters are
  * relaxed atomics, and the published count is a release store.
  *
  * Time is in the caller's ticks; a frame's self time is its elapsed time minus the elapsed
@@ -78,29 +78,30 @@ struct shadow_thread;
 /* A thread's state; per_method adds the method records cpu=old needs. grow_lock (may be NULL)
  * is taken when the counter table is replaced by a larger one: readers (the totals) must hold
  * it. NULL if out of memory. */
-struct shadow_thread *shadow_thread_new(bool per_method, pthread_mutex_t *grow_lock);
-void shadow_thread_free(struct shadow_thread *t);
+struct shadow_thread *shadow_stack_thread_new(bool per_method, pthread_mutex_t *grow_lock);
+void shadow_stack_thread_free(struct shadow_thread *t);
 /* The bytes t holds (charged to mem_account). Read by another thread: a close figure. */
-size_t shadow_thread_bytes(const struct shadow_thread *t);
+size_t shadow_stack_thread_bytes(const struct shadow_thread *t);
 
 /* depth: frames a node key keeps (1..SHADOW_MAX_DEPTH; the caller maps depth=0 to 1). When it
  * changes between calls, new nodes use the new depth. */
-void shadow_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigned depth);
+void shadow_stack_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigned depth);
 /* An exit of f: pops f, and first every frame above it (they were left by an exception that
  * no handler of theirs saw). An exit of a frame not on the stack is ignored. */
-void shadow_exit(struct shadow_thread *t, shadow_frame f, uint64_t now);
+void shadow_stack_exit(struct shadow_thread *t, shadow_frame f, uint64_t now);
 
-uint32_t shadow_height(const struct shadow_thread *t);
-struct shadow_stats shadow_thread_stats(const struct shadow_thread *t);
+uint32_t shadow_stack_height(const struct shadow_thread *t);
+struct shadow_stats shadow_stack_thread_stats(const struct shadow_thread *t);
 
 /* Readers, from any thread. Node 0 is the empty stack (no frame, no counts). */
-uint32_t shadow_node_count(const struct shadow_thread *t);
-const struct shadow_node *shadow_node_at(const struct shadow_thread *t, uint32_t i);
+uint32_t shadow_stack_node_count(const struct shadow_thread *t);
+const struct shadow_node *shadow_stack_node_at(const struct shadow_thread *t, uint32_t i);
 /* The node's frames, top first, at most max of them; returns how many were written. */
-size_t shadow_frames_of(const struct shadow_node *node, shadow_frame *out, size_t max);
-size_t shadow_node_frames(const struct shadow_thread *t, uint32_t i, shadow_frame *out, size_t max);
-uint32_t shadow_method_count(const struct shadow_thread *t);
-const struct shadow_method *shadow_method_at(const struct shadow_thread *t, uint32_t i);
+size_t shadow_stack_frames_of(const struct shadow_node *node, shadow_frame *out, size_t max);
+size_t shadow_stack_node_frames(const struct shadow_thread *t, uint32_t i, shadow_frame *out,
+                                size_t max);
+uint32_t shadow_stack_method_count(const struct shadow_thread *t);
+const struct shadow_method *shadow_stack_method_at(const struct shadow_thread *t, uint32_t i);
 
 /* ---- totals over threads, for a dump ------------------------------------------------ */
 

@@ -134,9 +134,9 @@ int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread
         depth = SHADOW_MAX_DEPTH;
     shadow_frame frames[SHADOW_MAX_DEPTH];
     int rc = 0;
-    uint32_t nodes = shadow_node_count(t);
+    uint32_t nodes = shadow_stack_node_count(t);
     for (uint32_t i = 0; i < nodes; i++) {
-        const struct shadow_node *p = shadow_node_at(t, i);
+        const struct shadow_node *p = shadow_stack_node_at(t, i);
         for (uint32_t j = 0; p->children && j <= p->mask; j++) {
             const struct shadow_child *c = &p->children[j];
             if (!atomic_load_explicit(&c->key, memory_order_acquire))
@@ -145,7 +145,7 @@ int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread
             uint64_t self = atomic_load_explicit(&c->self, memory_order_relaxed);
             if (!calls && !self)
                 continue;
-            size_t k = shadow_frames_of(c->node, frames, depth);
+            size_t k = shadow_stack_frames_of(c->node, frames, depth);
             if (add_row(s, thread, frames, (uint32_t)k, calls, self) != 0)
                 rc = -1;
             struct shadow_method_total *m = method_total(s, c->node->frame);
@@ -157,9 +157,9 @@ int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread
             m->self += self;
         }
     }
-    uint32_t nm = shadow_method_count(t);
+    uint32_t nm = shadow_stack_method_count(t);
     for (uint32_t i = 1; i < nm; i++) {
-        const struct shadow_method *sm = shadow_method_at(t, i);
+        const struct shadow_method *sm = shadow_stack_method_at(t, i);
         struct shadow_method_total *m = method_total(s, sm->frame);
         if (!m) {
             rc = -1;

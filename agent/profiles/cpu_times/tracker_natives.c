@@ -150,7 +150,7 @@ static struct tracked_thread *create(uint32_t thread_serial)
     struct tracked_thread *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    t->shadow = shadow_thread_new(per_method, &registry_lock);
+    t->shadow = shadow_stack_thread_new(per_method, &registry_lock);
     if (!t->shadow) {
         free(t);
         return NULL;
@@ -182,7 +182,7 @@ static void retire(struct tracked_thread *t)
     if (retired &&
         shadow_totals_add_thread(retired, t->shadow, t->thread_serial, SHADOW_MAX_DEPTH) != 0)
         log_warning("out of memory: cpu=times lost part of an ended thread's counts");
-    add_stats(&retired_stats, shadow_thread_stats(t->shadow));
+    add_stats(&retired_stats, shadow_stack_thread_stats(t->shadow));
     if (t->prev)
         t->prev->next = t->next;
     else
@@ -190,18 +190,18 @@ static void retire(struct tracked_thread *t)
     if (t->next)
         t->next->prev = t->prev;
     pthread_mutex_unlock(&registry_lock);
-    shadow_thread_free(t->shadow);
+    shadow_stack_thread_free(t->shadow);
     free(t);
 }
 
 /* First call of a platform thread (or any call when virtual threads cannot be followed). */
 static struct tracked_thread *attach(JNIEnv *env)
 {
-    jvmtiEnv *jvmti = agent_jvmti();
+    jvmtiEnv *jvmti = jvmti_util_env();
     jthread thread = NULL;
     if ((*jvmti)->GetCurrentThread(jvmti, &thread) != JVMTI_ERROR_NONE)
         thread = NULL;
-    struct thread_info *info = thread ? threads_current(jvmti, env, thread) : NULL;
+    struct thread_info *info = thread ? thread_table_current(jvmti, env, thread) : NULL;
     if (thread)
         (*env)->DeleteLocalRef(env, thread);
     if (per_call_lookup) {
@@ -267,8 +267,8 @@ static void JNICALL native_entry(JNIEnv *env, jclass cls, jint cnum, jint mnum)
     struct tracked_thread *t = current(env);
     if (!t)
         return;
-    shadow_enter(t->shadow, SHADOW_FRAME(cnum, mnum), event_time(t),
-                 atomic_load_explicit(&depth_now, memory_order_relaxed));
+    shadow_stack_enter(t->shadow, SHADOW_FRAME(cnum, mnum), event_time(t),
+                       atomic_load_explicit(&depth_now, memory_order_relaxed));
 }
 
 static void JNICALL native_exit(JNIEnv *env, jclass cls, jint cnum, jint mnum)
@@ -279,7 +279,7 @@ static void JNICALL native_exit(JNIEnv *env, jclass cls, jint cnum, jint mnum)
     struct tracked_thread *t = current(env);
     if (!t)
         return;
-    shadow_exit(t->shadow, SHADOW_FRAME(cnum, mnum), event_time(t));
+    shadow_stack_exit(t->shadow, SHADOW_FRAME(cnum, mnum), event_time(t));
 }
 
 /* ---- diagnostic probes (HPROF_CPU_TIMES_PROBE) ----------------------------------------------
@@ -305,7 +305,7 @@ static void JNICALL clock_probe(JNIEnv *env, jclass cls, jint cnum, jint mnum)
     clock_log_next = (i + 1) % CLOCK_LOG_LEN;
 }
 
-struct hprof_error tracker_probe_from_env(int *probe)
+struct hprof_error tracker_natives_probe_from_env(int *probe)
 {
     static const char *const names[] = {
         [TRACKER_PROBE_NOOP] = "noop",
@@ -348,7 +348,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
     struct tracked_thread *carrier = tls_own;
     if (carrier && carrier != &untracked)
         carrier->paused_at = now;
-    struct thread_info *info = threads_of(jvmti, jni, vthread);
+    struct thread_info *info = thread_table_of(jvmti, jni, vthread);
     struct tracked_thread *v = NULL;
     if (info) {
         v = atomic_load_explicit(&info->cpu_times, memory_order_acquire);
@@ -376,7 +376,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
     uint64_t now = ticks();
     struct tracked_thread *v = tls_current;
     if (v && v != &untracked && v != tls_own && v->vthread) {
-        if (shadow_height(v->shadow) == 0) {
+        if (shadow_stack_height(v->shadow) == 0) {
             /* nothing open: its counts can go to the totals now (a virtual thread's last
              * unmount is always such a one, so ended virtual threads cost no memory) */
             atomic_store_explicit(&v->vthread->cpu_times, NULL, memory_order_release);
@@ -399,7 +399,7 @@ void tracker_natives_watch_virtual_threads(jvmtiEnv *jvmti, bool vm_has_virtual_
 {
     if (!vm_has_virtual_threads)
         return;
-    if (jvmti_watch_mounts(jvmti, on_mount, on_unmount))
+    if (jvmti_util_watch_mounts(jvmti, on_mount, on_unmount))
         return;
     per_call_lookup = true;
     log_warning("cpu=times: this VM has no virtual-thread mount events; every tracked call "
@@ -416,8 +416,8 @@ static void tracker_natives_measure(struct mem_use *u)
     u->entries = 0;
     u->bytes = retired ? shadow_totals_bytes(retired) : 0;
     for (struct tracked_thread *t = live; t; t = t->next) {
-        u->entries += shadow_node_count(t->shadow);
-        u->bytes += shadow_thread_bytes(t->shadow);
+        u->entries += shadow_stack_node_count(t->shadow);
+        u->bytes += shadow_stack_thread_bytes(t->shadow);
     }
     pthread_mutex_unlock(&registry_lock);
 }
@@ -509,7 +509,7 @@ struct tracker_natives_stats tracker_natives_stats(void)
     pthread_mutex_lock(&registry_lock);
     struct shadow_stats s = retired_stats;
     for (struct tracked_thread *t = live; t; t = t->next)
-        add_stats(&s, shadow_thread_stats(t->shadow));
+        add_stats(&s, shadow_stack_thread_stats(t->shadow));
     r.threads = nthreads;
     pthread_mutex_unlock(&registry_lock);
     r.unmatched_exits = s.unmatched_exits;

@@ -37,7 +37,7 @@ enum tracker_probe {
 
 /* The probe HPROF_CPU_TIMES_PROBE asks for in *probe (TRACKER_PROBE_COUNT: none, count), or
  * an error naming the values when it is unknown (the caller logs it). */
-struct hprof_error tracker_probe_from_env(int *probe);
+struct hprof_error tracker_natives_probe_from_env(int *probe);
 
 /* Registers methodEntry/methodExit on the tracker class (the natives of the probe: for the
  * java-* probes the class has no natives and nothing is registered), and starts counting.

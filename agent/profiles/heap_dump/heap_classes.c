@@ -65,7 +65,7 @@ uint64_t heap_classes_object_array_size(uint64_t n)
 
 const char *heap_classes_name(uint32_t serial)
 {
-    const struct class_info *ci = classes_get(serial);
+    const struct class_info *ci = class_table_get(serial);
     return ci && ci->name ? ci->name : "?";
 }
 
@@ -93,7 +93,7 @@ struct dump_class *heap_classes_entry(uint32_t serial)
         if (!c)
             return NULL;
         c->serial = serial;
-        const struct class_info *ci = classes_get(serial);
+        const struct class_info *ci = class_table_get(serial);
         c->array_type = ci ? ci->array_type : 0;
         c->name = ci && ci->name ? ci->name : "?";
         table[serial] = c;
@@ -225,7 +225,7 @@ static void measure_array_rule(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     (*jni)->DeleteLocalRef(jni, object);
     struct array_size_rule r;
-    if (n == sizeof sizes / sizeof *sizes && layout_solve_array_rule(sizes, n, &r))
+    if (n == sizeof sizes / sizeof *sizes && heap_layout_solve_array_rule(sizes, n, &r))
         array_rule = r;
     else
         log_warning("object array sizes follow no known rule; sizes of object arrays in heap "
@@ -280,7 +280,7 @@ static bool cds_active(jvmtiEnv *jvmti)
     if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.info", &info) != JVMTI_ERROR_NONE || !info)
         return false;
     bool on = strstr(info, "sharing") != NULL;
-    jvmti_free(jvmti, info);
+    jvmti_util_free(jvmti, info);
     return on;
 }
 
@@ -295,7 +295,7 @@ static void link_boot_classes(jvmtiEnv *jvmti, JNIEnv *jni)
         link_boot_class(jvmti, jni, classes[i]);
         (*jni)->DeleteLocalRef(jni, classes[i]);
     }
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
 }
 
 static uint32_t serial_of_name(jvmtiEnv *jvmti, JNIEnv *jni, const char *name)
@@ -305,7 +305,7 @@ static uint32_t serial_of_name(jvmtiEnv *jvmti, JNIEnv *jni, const char *name)
         (*jni)->ExceptionClear(jni);
         return 0;
     }
-    uint32_t s = classes_serial_of(jvmti, k);
+    uint32_t s = class_table_serial_of(jvmti, k);
     (*jni)->DeleteLocalRef(jni, k);
     return s;
 }
@@ -344,7 +344,7 @@ static struct hprof_error add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jn
     int rc = 0;
     for (jint i = 0; i < nnew; i++) {
         jclass k = classes[i];
-        uint32_t serial = classes_serial_of(jvmti, k);
+        uint32_t serial = class_table_serial_of(jvmti, k);
         struct dump_class *c = serial ? heap_classes_entry(serial) : NULL;
         if (!c) {
             rc = serial ? -1 : rc; /* serial 0: the class cannot be inspected; left out */
@@ -357,7 +357,7 @@ static struct hprof_error add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jn
              * (one still not linked is retried by the next pass, not counted). */
             bool was_whole = c->in_dump && (c->array_type || c->has_layout);
             if (!c->has_layout && c->array_type == 0)
-                heap_classes_read_layout(jvmti, jni, k, c);
+                heap_classes_fields_read_layout(jvmti, jni, k, c);
             *added += !was_whole && (!c->in_dump || c->array_type || c->has_layout);
             jboolean iface = JNI_FALSE;
             (*jvmti)->IsInterface(jvmti, k, &iface);
@@ -370,7 +370,7 @@ static struct hprof_error add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jn
                 jclass super = (*jni)->GetSuperclass(jni, k);
                 c->super_id = 0;
                 if (super) {
-                    c->super_id = heap_classes_id_of(classes_serial_of(jvmti, super));
+                    c->super_id = heap_classes_id_of(class_table_serial_of(jvmti, super));
                     (*jni)->DeleteLocalRef(jni, super);
                 }
             }
@@ -380,11 +380,11 @@ static struct hprof_error add_loaded(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jn
         }
         (*jni)->DeleteLocalRef(jni, k);
     }
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
     if (nnew > 0 || fresh) {
         mark_writable();
         if (rc == 0)
-            rc = heap_classes_link_elements(object_serial);
+            rc = heap_classes_elements_link(object_serial);
     }
     return rc != 0 ? hprof_errorf("out of memory reading the classes") : hprof_ok();
 }

@@ -8,7 +8,7 @@
  * heap_classes_prepare gives every class object there the same tag it has in the agent's
  * environment (its class id), and every class loader a tag of its own, so the walk can
  * name classes and loaders before and during the walk alike. Not thread-safe: one dump at a
- * time (dump_all's lock). */
+ * time (dump_request_all's lock). */
 #ifndef HPROF_HEAP_CLASSES_H
 #define HPROF_HEAP_CLASSES_H
 

@@ -36,7 +36,7 @@ static int cmp_name_key(const void *a, const void *b)
  * class is defined by its element's loader); java.lang.Object when none matches. By name and
  * loader, sorted by (hash, loader): one pass, no JNI, and no scan of the many classes of one
  * name that class loaders defining the same class again make. */
-int heap_classes_link_elements(uint32_t object_serial)
+int heap_classes_elements_link(uint32_t object_serial)
 {
     uint32_t n = 0;
     for (uint32_t s = 1; s < heap_classes_limit(); s++) {

@@ -31,8 +31,8 @@ static void add_hidden_field(struct dump_class *c, const char *sig)
         if (!d)
             return;
         memmove(d + 1, d, c->ndeclared * sizeof *d);
-        hprof_id id = strings_intern(hidden_fields[h].name);
-        d[0] = (struct layout_field){id, strings_text(id), HPROF_TYPE_OBJECT, false};
+        hprof_id id = string_table_intern(hidden_fields[h].name);
+        d[0] = (struct layout_field){id, string_table_text(id), HPROF_TYPE_OBJECT, false};
         c->declared = d;
         c->ndeclared++;
     }
@@ -56,22 +56,23 @@ static bool read_declared(jvmtiEnv *jvmti, jclass k, struct dump_class *c)
             (*jvmti)->GetFieldModifiers(jvmti, k, fields[i], &mods) != JVMTI_ERROR_NONE) {
             ok = false;
         } else {
-            hprof_id id = strings_intern(name);
-            d[i] = (struct layout_field){id, strings_text(id), layout_type_of_signature(sig),
-                                         (mods & 0x0008) != 0 /* ACC_STATIC */};
+            hprof_id id = string_table_intern(name);
+            d[i] =
+                (struct layout_field){id, string_table_text(id), heap_layout_type_of_signature(sig),
+                                      (mods & 0x0008) != 0 /* ACC_STATIC */};
             ok = id != 0;
         }
-        jvmti_free(jvmti, name);
-        jvmti_free(jvmti, sig);
+        jvmti_util_free(jvmti, name);
+        jvmti_util_free(jvmti, sig);
     }
-    jvmti_free(jvmti, fields);
+    jvmti_util_free(jvmti, fields);
     if (!ok) {
         free(d);
         return false;
     }
     c->declared = d;
     c->ndeclared = (uint32_t)n;
-    const struct class_info *ci = classes_get(c->serial);
+    const struct class_info *ci = class_table_get(c->serial);
     if (ci && ci->signature)
         add_hidden_field(c, ci->signature);
     return true;
@@ -109,7 +110,7 @@ static bool add_interfaces(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct serial
         return false;
     bool ok = true;
     for (jint i = 0; i < n; i++) {
-        uint32_t s = classes_serial_of(jvmti, ifs[i]);
+        uint32_t s = class_table_serial_of(jvmti, ifs[i]);
         struct dump_class *ic = heap_classes_entry(s);
         if (ok && ic && set_add(set, s)) {
             ok = read_declared(jvmti, ifs[i], ic) &&
@@ -120,12 +121,12 @@ static bool add_interfaces(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct serial
         }
         (*jni)->DeleteLocalRef(jni, ifs[i]);
     }
-    jvmti_free(jvmti, ifs);
+    jvmti_util_free(jvmti, ifs);
     return ok;
 }
 
 /* Reads the field layout of instance class k (and the declared fields of its supers). */
-void heap_classes_read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dump_class *c)
+void heap_classes_fields_read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dump_class *c)
 {
     struct layout_level levels[DUMP_CLASS_MAX_CHAIN];
     struct serial_set ifaces = {0};
@@ -134,7 +135,7 @@ void heap_classes_read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dum
     bool ok = true;
     jclass cur = (*jni)->NewLocalRef(jni, k);
     while (ok && cur && nlevels < DUMP_CLASS_MAX_CHAIN) {
-        struct dump_class *lc = heap_classes_entry(classes_serial_of(jvmti, cur));
+        struct dump_class *lc = heap_classes_entry(class_table_serial_of(jvmti, cur));
         ok = lc && read_declared(jvmti, cur, lc) &&
              add_interfaces(jvmti, jni, cur, &ifaces, &nif, 0);
         if (ok)
@@ -148,11 +149,11 @@ void heap_classes_read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dum
     free(ifaces.v);
     if (!ok || nlevels == DUMP_CLASS_MAX_CHAIN)
         return;
-    if (layout_build(levels, nlevels, nif, &c->layout) != 0)
+    if (heap_layout_build(levels, nlevels, nif, &c->layout) != 0)
         return;
     c->statics = calloc(c->layout.nstatics ? c->layout.nstatics : 1, sizeof *c->statics);
     if (!c->statics) {
-        layout_free(&c->layout);
+        heap_layout_free(&c->layout);
         return;
     }
     for (uint32_t i = 0; i < c->layout.nstatics; i++)

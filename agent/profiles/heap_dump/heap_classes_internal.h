@@ -25,10 +25,10 @@ struct dump_class *heap_classes_entry(uint32_t serial);
 
 /* Reads the field layout of instance class k (and the declared fields of its supers and
  * interfaces); sets c->has_layout when it could. */
-void heap_classes_read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dump_class *c);
+void heap_classes_fields_read_layout(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct dump_class *c);
 
 /* Gives every object array class in the dump the class id of its element class, or of
  * object_serial's class when none matches. Returns 0 or -1 (memory). */
-int heap_classes_link_elements(uint32_t object_serial);
+int heap_classes_elements_link(uint32_t object_serial);
 
 #endif

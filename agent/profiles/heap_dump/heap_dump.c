@@ -146,7 +146,7 @@ static void write_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type,
 
 static bool output_failed(void *ctx)
 {
-    return writer_failed(((struct dump_ctx *)ctx)->w);
+    return writer_common_failed(((struct dump_ctx *)ctx)->w);
 }
 
 /* A CLASS DUMP for every class in the dump, once the walk has found their statics, constant
@@ -215,26 +215,26 @@ static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct
     size_t cap = 0;
     jvmtiStackInfo *info = NULL;
     jint n = 0;
-    if (!jvmti_failed(jvmti, (*jvmti)->GetAllStackTraces(jvmti, THREAD_TRACE_DEPTH, &info, &n),
-                      "GetAllStackTraces")) {
+    if (!jvmti_util_failed(jvmti, (*jvmti)->GetAllStackTraces(jvmti, THREAD_TRACE_DEPTH, &info, &n),
+                           "GetAllStackTraces")) {
         for (jint i = 0; i < n; i++) {
-            struct thread_info *ti = threads_of(jvmti, jni, info[i].thread);
+            struct thread_info *ti = thread_table_of(jvmti, jni, info[i].thread);
             if (ti && ti->object_id) {
                 (*denv)->SetTag(denv, info[i].thread, (jlong)ti->object_id);
-                uint32_t trace =
-                    traces_intern(jvmti, info[i].frame_buffer, info[i].frame_count, ti->serial);
+                uint32_t trace = trace_table_intern(jvmti, info[i].frame_buffer,
+                                                    info[i].frame_count, ti->serial);
                 add_thread(d, &cap, ti->object_id, ti->serial, trace);
             }
             (*jni)->DeleteLocalRef(jni, info[i].thread);
         }
-        jvmti_free(jvmti, info);
+        jvmti_util_free(jvmti, info);
     }
     /* Threads registered earlier that are not running now. */
-    uint32_t nt = threads_count();
+    uint32_t nt = thread_table_count();
     jlong *tags = malloc((nt ? nt : 1) * sizeof *tags);
     jint ntags = 0;
     for (uint32_t s = 1; tags && s <= nt; s++) {
-        const struct thread_info *ti = threads_get(s);
+        const struct thread_info *ti = thread_table_get(s);
         if (ti && ti->object_id) {
             bool running = false;
             for (size_t k = 0; k < d->nthreads && !running; k++)
@@ -252,15 +252,15 @@ static void prepare_threads(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct
             (*denv)->SetTag(denv, objs[i], found_tags[i]);
             (*jni)->DeleteLocalRef(jni, objs[i]);
             for (uint32_t s = 1; s <= nt; s++) {
-                const struct thread_info *ti = threads_get(s);
+                const struct thread_info *ti = thread_table_get(s);
                 if (ti && ti->object_id == (hprof_id)found_tags[i]) {
                     add_thread(d, &cap, ti->object_id, ti->serial, HPROF_TRACE_SERIAL_NONE);
                     break;
                 }
             }
         }
-        jvmti_free(jvmti, objs);
-        jvmti_free(jvmti, found_tags);
+        jvmti_util_free(jvmti, objs);
+        jvmti_util_free(jvmti, found_tags);
     }
     free(tags);
     if (d->nthreads)
@@ -276,7 +276,7 @@ static struct hprof_error open_dump_env(jvmtiEnv **out)
     *out = st.denv;
     if (st.denv)
         return hprof_ok();
-    JavaVM *vm = agent_vm();
+    JavaVM *vm = jvmti_util_vm();
     jvmtiEnv *e = NULL;
     if (!vm || (*vm)->GetEnv(vm, (void **)&e, JVMTI_VERSION_11) != JNI_OK || !e)
         return hprof_errorf("no JVMTI environment for the heap walk");
@@ -299,7 +299,7 @@ static bool vm_is_hotspot(jvmtiEnv *jvmti)
     if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.name", &name) != JVMTI_ERROR_NONE || !name)
         return false;
     bool hs = strstr(name, "HotSpot") || strstr(name, "Server VM") || strstr(name, "Client VM");
-    jvmti_free(jvmti, name);
+    jvmti_util_free(jvmti, name);
     return hs;
 }
 
@@ -352,14 +352,14 @@ static void walk_to_writer(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d
                                  thread_of_tag,
                                  output_failed};
     struct hprof_writer *w = d->w;
-    writer_set_bulk(w, true);
+    writer_common_set_bulk(w, true);
     w->ops->heap_dump_begin(w, NULL);
     heap_walk_run(denv, ids, &out, res);
     uint64_t nclasses = write_class_dumps(w);
     const struct hprof_heap_totals totals = {res->objects + nclasses,
                                              res->bytes + res->class_objects_bytes};
     w->ops->heap_dump_end(w, res->layout_broken ? NULL : &totals);
-    writer_set_bulk(w, false);
+    writer_common_set_bulk(w, false);
 }
 
 static void heap_dump(const struct dump_request *req)

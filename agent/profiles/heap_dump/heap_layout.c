@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum hprof_basic_type layout_type_of_signature(const char *sig)
+enum hprof_basic_type heap_layout_type_of_signature(const char *sig)
 {
     switch (sig ? sig[0] : 'L') {
     case 'Z':
@@ -27,7 +27,7 @@ enum hprof_basic_type layout_type_of_signature(const char *sig)
     }
 }
 
-void layout_free(struct class_layout *l)
+void heap_layout_free(struct class_layout *l)
 {
     free(l->instance);
     free(l->statics);
@@ -36,8 +36,8 @@ void layout_free(struct class_layout *l)
     memset(l, 0, sizeof *l);
 }
 
-int layout_build(const struct layout_level *chain, size_t nlevels, uint32_t interface_fields,
-                 struct class_layout *out)
+int heap_layout_build(const struct layout_level *chain, size_t nlevels, uint32_t interface_fields,
+                      struct class_layout *out)
 {
     memset(out, 0, sizeof *out);
     uint64_t nindex = interface_fields, ninst = 0, nstat = 0;
@@ -58,7 +58,7 @@ int layout_build(const struct layout_level *chain, size_t nlevels, uint32_t inte
     out->slot_of_index = malloc((nindex ? nindex : 1) * sizeof *out->slot_of_index);
     out->static_of_index = malloc((nindex ? nindex : 1) * sizeof *out->static_of_index);
     if (!out->instance || !out->statics || !out->slot_of_index || !out->static_of_index) {
-        layout_free(out);
+        heap_layout_free(out);
         return -1;
     }
     for (uint64_t i = 0; i < nindex; i++)
@@ -76,7 +76,7 @@ int layout_build(const struct layout_level *chain, size_t nlevels, uint32_t inte
             if (!f->is_static) {
                 out->slot_of_index[start + p] = (int32_t)out->ninstance;
                 out->instance[out->ninstance++] = hf;
-                out->instance_bytes += hprof_type_size(f->type);
+                out->instance_bytes += writer_common_type_size(f->type);
                 if (k == 0)
                     out->nown++;
             } else if (k == 0) {
@@ -89,7 +89,7 @@ int layout_build(const struct layout_level *chain, size_t nlevels, uint32_t inte
     return 0;
 }
 
-bool layout_solve_array_rule(const uint64_t *sizes, size_t count, struct array_size_rule *out)
+bool heap_layout_solve_array_rule(const uint64_t *sizes, size_t count, struct array_size_rule *out)
 {
     static const uint32_t elems[] = {4, 8};
     for (uint32_t align = 8; align <= 256; align *= 2)

@@ -51,14 +51,14 @@ struct class_layout {
 /* Builds the layout of a class from its chain: chain[0] is the class, chain[k+1] the
  * superclass of chain[k], the last one java.lang.Object (or the class itself for Object and
  * interfaces). interface_fields: the fields declared by all its transitive superinterfaces.
- * Returns 0, or -1 when out of memory (out is then empty). Free with layout_free. */
-int layout_build(const struct layout_level *chain, size_t nlevels, uint32_t interface_fields,
-                 struct class_layout *out);
+ * Returns 0, or -1 when out of memory (out is then empty). Free with heap_layout_free. */
+int heap_layout_build(const struct layout_level *chain, size_t nlevels, uint32_t interface_fields,
+                      struct class_layout *out);
 
-void layout_free(struct class_layout *l);
+void heap_layout_free(struct class_layout *l);
 
 /* HPROF basic type of a JVM field signature ("I", "Ljava/lang/String;", "[J"). */
-enum hprof_basic_type layout_type_of_signature(const char *sig);
+enum hprof_basic_type heap_layout_type_of_signature(const char *sig);
 
 /* Shallow sizes of object arrays: size(n) = align_up(header + n * elem, align). */
 struct array_size_rule {
@@ -67,7 +67,7 @@ struct array_size_rule {
 
 /* Finds the rule that gives sizes[n] for every n in [0, count) (sizes of Object[0],
  * Object[1], ... measured with GetObjectSize). Returns false when no rule fits. */
-bool layout_solve_array_rule(const uint64_t *sizes, size_t count, struct array_size_rule *out);
+bool heap_layout_solve_array_rule(const uint64_t *sizes, size_t count, struct array_size_rule *out);
 
 static inline uint64_t layout_array_size(const struct array_size_rule *r, uint64_t n)
 {

@@ -124,9 +124,9 @@ static uint32_t class_fields(jvmtiEnv *jvmti, jclass class_class, const struct c
             k++;
         }
         slot++;
-        jvmti_free(jvmti, sig);
+        jvmti_util_free(jvmti, sig);
     }
-    jvmti_free(jvmti, fields);
+    jvmti_util_free(jvmti, fields);
     return slot == l->nown ? k : 0;
 }
 
@@ -225,7 +225,7 @@ static bool fill(jvmtiEnv *jvmti, jvmtiEnv *denv, JNIEnv *jni, struct refs *keep
         }
         (*jni)->DeleteLocalRef(jni, classes[c]);
     }
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
     (*jni)->DeleteLocalRef(jni, class_class);
     return ok;
 }

@@ -16,24 +16,24 @@ struct gate_slot {
     struct gate_slot *next, *prev;
 };
 
-extern _Atomic(bool) gate_closed;
+extern _Atomic(bool) alloc_gate_closed;
 
 /* Adds a thread's slot (once, before its first enter) / removes it (before it is freed). */
-void gate_register(struct gate_slot *s);
-void gate_unregister(struct gate_slot *s);
+void alloc_gate_register(struct gate_slot *s);
+void alloc_gate_unregister(struct gate_slot *s);
 
-void gate_wait_open(struct gate_slot *s);
+void alloc_gate_wait_open(struct gate_slot *s);
 
 /* Calls fn on every registered slot (under the gate's lock: no slot comes or goes meanwhile). */
-void gate_each(void (*fn)(struct gate_slot *s, void *arg), void *arg);
+void alloc_gate_each(void (*fn)(struct gate_slot *s, void *arg), void *arg);
 
 static inline void gate_enter(struct gate_slot *s)
 {
     /* Sequentially consistent: the closer stores the flag and then reads every slot, this
      * thread stores its slot and then reads the flag; one of the two sees the other. */
     atomic_store_explicit(&s->inside, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&gate_closed, memory_order_seq_cst))
-        gate_wait_open(s);
+    if (atomic_load_explicit(&alloc_gate_closed, memory_order_seq_cst))
+        alloc_gate_wait_open(s);
 }
 
 static inline void gate_leave(struct gate_slot *s)
@@ -41,9 +41,9 @@ static inline void gate_leave(struct gate_slot *s)
     atomic_store_explicit(&s->inside, 0, memory_order_release);
 }
 
-/* Closes the gate and waits until no other thread is inside; gate_open opens it again. One
+/* Closes the gate and waits until no other thread is inside; alloc_gate_open opens it again. One
  * closer at a time (the callers hold heap=sites' control lock). */
-void gate_close(void);
-void gate_open(void);
+void alloc_gate_close(void);
+void alloc_gate_open(void);
 
 #endif

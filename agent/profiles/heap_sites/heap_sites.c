@@ -48,20 +48,20 @@ static void heap_sites_add_capabilities(const struct hprof_options *opts, jvmtiC
 
 static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
 {
-    cb->SampledObjectAlloc = heap_sites_on_sampled_alloc;
-    cb->VMObjectAlloc = heap_sites_on_vm_object_alloc;
-    cb->ObjectFree = heap_sites_on_object_free;
-    async_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
+    cb->SampledObjectAlloc = sites_alloc_on_sampled_alloc;
+    cb->VMObjectAlloc = sites_alloc_on_vm_object_alloc;
+    cb->ObjectFree = sites_alloc_on_object_free;
+    agct_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
 }
 
 static struct hprof_error set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
-    struct hprof_error e = jvmti_error(
+    struct hprof_error e = jvmti_util_error(
         jvmti,
         (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
         "SetEventNotificationMode(SampledObjectAlloc)");
     if (!hprof_failed(&e) && !heap_sites_state.sampled)
-        e = jvmti_error(
+        e = jvmti_util_error(
             jvmti,
             (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
             "SetEventNotificationMode(VMObjectAlloc)");
@@ -86,15 +86,15 @@ static struct hprof_error heap_sites_start(jvmtiEnv *jvmti, const struct hprof_o
     heap_sites_state.attached = live;
     heap_sites_stats_on = env_knobs()->sites_stats;
     /* AGCT walks only in the self-check: it is not exact here (doc/heap-sites.md). */
-    heap_sites_state.async_check = env_knobs()->sites_agct_check && async_stack_init() &&
-                                   async_stack_enable_events(jvmti) == 0;
+    heap_sites_state.async_check =
+        env_knobs()->sites_agct_check && agct_stack_init() && agct_stack_enable_events(jvmti) == 0;
     heap_sites_stats_on =
         heap_sites_stats_on || heap_sites_state.async_check; /* the check reports the counters */
     /* Attached to a running VM, the heap may be large: tag every tracked object instead of
      * walking it to mark what was there before. */
     heap_sites_state.defaults = !heap_sites_state.sampled && !live;
     atomic_store(&heap_sites_state.tag_all, heap_sites_state.defaults);
-    if (sites_init() != 0 || (heap_sites_state.sampled && samples_init() != 0))
+    if (site_table_init() != 0 || (heap_sites_state.sampled && sampled_objects_init() != 0))
         return hprof_errorf("out of memory at start-up");
     /* Object tags go through environments of their own (tag_envs.h); HPROF_SITES_ENVS sets
      * how many (for measurements: doc/heap-sites.md, "Many threads"). */
@@ -102,7 +102,7 @@ static struct hprof_error heap_sites_start(jvmtiEnv *jvmti, const struct hprof_o
     if (nenvs < 1 || nenvs > TAG_ENVS_MAX)
         return hprof_errorf("HPROF_SITES_ENVS must be 1 to %d", TAG_ENVS_MAX);
     struct hprof_error e =
-        tag_envs_init(nenvs, heap_sites_state.sampled ? heap_sites_on_object_free : NULL);
+        tag_envs_init(nenvs, heap_sites_state.sampled ? sites_alloc_on_object_free : NULL);
     if (hprof_failed(&e))
         return e;
     /* HotSpot's sampler puts its next point 1 + Exp(interval) bytes on, capped near 19 bytes
@@ -111,10 +111,10 @@ static struct hprof_error heap_sites_start(jvmtiEnv *jvmti, const struct hprof_o
     jint interval =
         (jint)(heap_sites_state.sampled && heap_sites_state.interval > 1 ? heap_sites_state.interval
                                                                          : 0);
-    e = jvmti_error(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
-                    "SetHeapSamplingInterval");
+    e = jvmti_util_error(jvmti, (*jvmti)->SetHeapSamplingInterval(jvmti, interval),
+                         "SetHeapSamplingInterval");
     if (!hprof_failed(&e) && heap_sites_state.sampled)
-        e = jvmti_error(
+        e = jvmti_util_error(
             jvmti,
             (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
             "SetEventNotificationMode(ObjectFree)");
@@ -129,14 +129,15 @@ static void prepare_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes),
+                          "GetLoadedClasses"))
         return;
     for (jint i = 0; i < n; i++) {
-        async_stack_prepare_class(jvmti, classes[i]);
+        agct_stack_prepare_class(jvmti, classes[i]);
         if (jni)
             (*jni)->DeleteLocalRef(jni, classes[i]);
     }
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
 }
 
 static void heap_sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
@@ -144,7 +145,7 @@ static void heap_sites_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)jni;
     (void)thread;
     if (heap_sites_state.async_check)
-        async_stack_prepare_class(jvmti, klass);
+        agct_stack_prepare_class(jvmti, klass);
 }
 
 static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -167,24 +168,24 @@ static void heap_sites_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
      * Sampled mode attached to a running VM skips it (a full GC of a large heap) and may miss
      * a TLAB's worth of allocations per thread. */
     if (!heap_sites_state.sampled || !heap_sites_state.attached)
-        jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
+        jvmti_util_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
     if (heap_sites_state.defaults) {
-        heap_sites_classify_loaded(jvmti, jni);
+        sites_walks_classify_loaded(jvmti, jni);
         /* No guard needed: no application code has run, and the threads that have run
          * allocate classes of the boot loader only. */
-        heap_sites_walk_default_classes(heap_sites_mark_untracked, NULL);
+        sites_walks_walk_default_classes(sites_walks_mark_untracked, NULL);
     }
     atomic_store(&heap_sites_state.tag_all, false);
     pthread_mutex_unlock(&heap_sites_state.control_lock);
     if (heap_sites_state.defaults)
-        heap_sites_start_worker(jvmti, jni);
+        sites_walks_start_worker(jvmti, jni);
 }
 
 static void heap_sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
     (void)jni;
-    heap_sites_stop_worker();
+    sites_walks_stop_worker();
     if (heap_sites_state.async_check) {
         uint64_t ok = heap_sites_stats[STAT_ASYNC],
                  declined = heap_sites_stats[STAT_ASYNC_FALLBACKS];
@@ -216,8 +217,8 @@ static void heap_sites_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
             (unsigned long long)heap_sites_stats[STAT_STACK_MISSES],
             (unsigned long long)heap_sites_stats[STAT_CLASS_MISSES],
             (unsigned long long)heap_sites_stats[STAT_VM_ALLOCS],
-            (unsigned long long)heap_sites_stats[STAT_MOVES], sites_end() - SITE_ID_FIRST,
-            traces_count(), in_use / 1024, (unsigned long long)heap_sites_stats[STAT_ASYNC],
+            (unsigned long long)heap_sites_stats[STAT_MOVES], site_table_end() - SITE_ID_FIRST,
+            trace_table_count(), in_use / 1024, (unsigned long long)heap_sites_stats[STAT_ASYNC],
             (unsigned long long)heap_sites_stats[STAT_ASYNC_FALLBACKS],
             (unsigned long long)heap_sites_stats[STAT_ASYNC_MISMATCHES]);
 }
@@ -226,7 +227,7 @@ static void heap_sites_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
     (void)thread;
-    heap_sites_thread_free(jni); /* ThreadEnd runs on the ending thread */
+    sites_alloc_thread_free(jni); /* ThreadEnd runs on the ending thread */
 }
 
 /* ---- control --------------------------------------------------------------------------- */
@@ -240,7 +241,7 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
                 /* What is untagged now is default-site; give it explicit tags before
                  * untracked objects start to appear. */
                 atomic_store(&heap_sites_state.tag_all, true);
-                heap_sites_walk_default_classes(heap_sites_pin_defaults, NULL);
+                sites_walks_walk_default_classes(sites_walks_pin_defaults, NULL);
             }
             atomic_store(&heap_sites_state.tracking, false);
             switch_events(jvmti, JVMTI_DISABLE);
@@ -250,12 +251,12 @@ static void set_tracking(jvmtiEnv *jvmti, JNIEnv *jni, bool on)
             /* As at start-up: the sampler skips the rest of every TLAB handed out while it
              * was off (JDK 17), so retire them all; what they held is marked untracked. */
             if (!heap_sites_state.sampled)
-                jvmti_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti),
-                             "ForceGarbageCollection");
+                jvmti_util_failed(jvmti, (*jvmti)->ForceGarbageCollection(jvmti),
+                                  "ForceGarbageCollection");
             if (heap_sites_state.defaults) {
-                heap_sites_classify_loaded(jvmti, jni); /* classes first seen while off */
+                sites_walks_classify_loaded(jvmti, jni); /* classes first seen while off */
                 atomic_fetch_add(&heap_sites_state.epoch, 1);
-                heap_sites_walk_default_classes(heap_sites_mark_untracked, NULL);
+                sites_walks_walk_default_classes(sites_walks_mark_untracked, NULL);
                 atomic_fetch_add(&heap_sites_state.epoch, 1);
                 atomic_store(&heap_sites_state.tag_all, false);
             }
@@ -287,7 +288,7 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
     uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
     if (tag == 0) {
         struct site_class *k =
-            heap_sites_state.defaults ? heap_sites_default_class(class_tag) : NULL;
+            heap_sites_state.defaults ? sites_walks_default_class(class_tag) : NULL;
         site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
     }
     if (site >= SITE_ID_FIRST && site < lc->end) {
@@ -312,7 +313,7 @@ static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
             memset(lc->objs, 0, sizeof *lc->objs * lc->end);
             memset(lc->bytes, 0, sizeof *lc->bytes * lc->end);
             for (int i = 0; i < tag_envs_count(); i++)
-                heap_sites_walk_filtered(tag_envs_at(i), 0, NULL, count_live, lc);
+                sites_walks_walk_filtered(tag_envs_at(i), 0, NULL, count_live, lc);
             if (tag_envs_collections() == collections)
                 break;
         }
@@ -323,7 +324,7 @@ static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
     tag_envs_flush_frees();
     for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
-        struct site *s = sites_get(id);
+        struct site *s = site_table_get(id);
         lc->objs[id] =
             sites_weight_round(atomic_load_explicit(&s->live_objs, memory_order_relaxed));
         lc->bytes[id] =
@@ -404,11 +405,11 @@ static void heap_sites_dump(const struct dump_request *req)
      * the same moment. */
     bool gated = !heap_sites_state.sampled;
     if (gated) {
-        gate_close();
-        heap_sites_flush_pending();
+        alloc_gate_close();
+        sites_alloc_flush_pending();
     }
 
-    struct live_counts lc = {sites_end(), NULL, NULL};
+    struct live_counts lc = {site_table_end(), NULL, NULL};
     lc.objs = calloc(lc.end, sizeof *lc.objs);
     lc.bytes = calloc(lc.end, sizeof *lc.bytes);
     struct row_ref *rows = calloc(lc.end, sizeof *rows);
@@ -422,7 +423,7 @@ static void heap_sites_dump(const struct dump_request *req)
     struct hprof_sites_report report = {.flags = req->flags, .cutoff = req->cutoff};
     size_t n = 0;
     for (uint32_t id = SITE_ID_FIRST; id < lc.end; id++) {
-        struct site *s = sites_get(id);
+        struct site *s = site_table_get(id);
         uint64_t alloc_objs = alloc_count(&s->alloc_objs);
         uint64_t alloc_bytes = alloc_count(&s->alloc_bytes);
         report.total_alloc_objs += alloc_objs;
@@ -434,7 +435,7 @@ static void heap_sites_dump(const struct dump_request *req)
         if ((req->flags & HPROF_SITES_INCREMENTAL) && alloc_objs == s->dumped_alloc_objs &&
             lc.objs[id] == s->dumped_live_objs)
             continue;
-        const struct class_info *c = classes_get(s->class_serial);
+        const struct class_info *c = class_table_get(s->class_serial);
         struct row_ref *r = &rows[n++];
         r->id = id;
         r->row.class_serial = s->class_serial;
@@ -447,7 +448,7 @@ static void heap_sites_dump(const struct dump_request *req)
         r->row.alloc_objs = alloc_objs;
     }
     if (gated) { /* counts read: ranking and writing need no stopped allocations */
-        gate_open();
+        alloc_gate_open();
         gated = false;
     }
     bool by_alloc = (req->flags & HPROF_SITES_BY_ALLOC) != 0;
@@ -470,13 +471,13 @@ static void heap_sites_dump(const struct dump_request *req)
     emit_section(&refs, view ? write_sites_section : write_nothing, &section);
     if (req->sections & DUMP_SITES)
         for (size_t i = 0; i < n; i++) {
-            struct site *s = sites_get(rows[i].id);
+            struct site *s = site_table_get(rows[i].id);
             s->dumped_alloc_objs = rows[i].row.alloc_objs;
             s->dumped_live_objs = rows[i].row.live_objs;
         }
 done:
     if (gated)
-        gate_open();
+        alloc_gate_open();
     free(view);
     free(rows);
     free(lc.objs);
@@ -484,17 +485,18 @@ done:
     pthread_mutex_unlock(&heap_sites_state.control_lock);
 }
 
-uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial)
+uint32_t heap_sites_trace_of(uint64_t tag, uint32_t class_serial)
 {
     uint64_t site = tag_site(tag);
     if (tag == 0) {
-        struct site_class *k = heap_sites_state.defaults ? sites_class_peek(class_serial) : NULL;
+        struct site_class *k =
+            heap_sites_state.defaults ? site_table_class_peek(class_serial) : NULL;
         uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
         if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
             site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
     }
     const struct site *s =
-        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? sites_get((uint32_t)site) : NULL;
+        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? site_table_get((uint32_t)site) : NULL;
     return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
 }
 

@@ -14,6 +14,6 @@ extern const struct hprof_profile heap_sites_profile;
  * an untagged object (tag 0) of a class with a default site gives the default site's trace;
  * anything else HPROF_TRACE_SERIAL_NONE. No JVMTI calls and no locks: safe in heap-walk
  * callbacks. The trace is not written yet: the emitter writes it (emit_trace). */
-uint32_t sites_trace_of(uint64_t tag, uint32_t class_serial);
+uint32_t heap_sites_trace_of(uint64_t tag, uint32_t class_serial);
 
 #endif

@@ -149,32 +149,32 @@ extern bool heap_sites_stats_on;
 /* ---- across the files ------------------------------------------------------------------ */
 
 /* sites_alloc.c */
-void heap_sites_thread_free(JNIEnv *jni);
+void sites_alloc_thread_free(JNIEnv *jni);
 /* Adds every thread's pending counts to the sites' counters. Only with the gate closed. */
-void heap_sites_flush_pending(void);
-struct site_class *heap_sites_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
-                                          uint32_t serial, uint8_t *kind);
+void sites_alloc_flush_pending(void);
+struct site_class *sites_alloc_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
+                                           uint32_t serial, uint8_t *kind);
 /* The tag environment of a class with a default site (tag_envs.h). */
-jvmtiEnv *heap_sites_class_env(uint32_t class_serial);
-void JNICALL heap_sites_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                         jobject object, jclass klass, jlong size);
-void JNICALL heap_sites_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                           jobject object, jclass klass, jlong size);
-void JNICALL heap_sites_on_object_free(jvmtiEnv *jvmti, jlong tag);
+jvmtiEnv *sites_alloc_class_env(uint32_t class_serial);
+void JNICALL sites_alloc_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                          jobject object, jclass klass, jlong size);
+void JNICALL sites_alloc_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                            jobject object, jclass klass, jlong size);
+void JNICALL sites_alloc_on_object_free(jvmtiEnv *jvmti, jlong tag);
 
 /* sites_walks.c */
-struct site_class *heap_sites_default_class(jlong class_tag);
-jint JNICALL heap_sites_mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                       void *user_data);
-jint JNICALL heap_sites_pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                     void *user_data);
-void heap_sites_walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass,
-                              jvmtiHeapIterationCallback cb, void *user_data);
+struct site_class *sites_walks_default_class(jlong class_tag);
+jint JNICALL sites_walks_mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                        void *user_data);
+jint JNICALL sites_walks_pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                      void *user_data);
+void sites_walks_walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass,
+                               jvmtiHeapIterationCallback cb, void *user_data);
 /* The objects of every class with a default site, each walked in its class's tag environment. */
-void heap_sites_walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data);
-void heap_sites_classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni);
-void heap_sites_start_worker(jvmtiEnv *jvmti, JNIEnv *jni);
-void heap_sites_stop_worker(void);
-bool heap_sites_queue_move(uint32_t class_serial);
+void sites_walks_walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data);
+void sites_walks_classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni);
+void sites_walks_start_worker(jvmtiEnv *jvmti, JNIEnv *jni);
+void sites_walks_stop_worker(void);
+bool sites_walks_queue_move(uint32_t class_serial);
 
 #endif

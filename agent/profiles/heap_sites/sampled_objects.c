@@ -21,7 +21,7 @@ static size_t home(uint64_t tag, size_t mask)
     return (size_t)(tag >> 20) & mask;
 }
 
-int samples_init(void)
+int sampled_objects_init(void)
 {
     pthread_mutex_lock(&lock);
     free(table);
@@ -32,7 +32,7 @@ int samples_init(void)
     return table ? 0 : -1;
 }
 
-void samples_free(void)
+void sampled_objects_free(void)
 {
     pthread_mutex_lock(&lock);
     free(table);
@@ -65,7 +65,7 @@ static bool grow(void)
     return true;
 }
 
-bool samples_put(uint64_t tag, uint64_t size)
+bool sampled_objects_put(uint64_t tag, uint64_t size)
 {
     if (tag == 0)
         return false;
@@ -86,7 +86,7 @@ bool samples_put(uint64_t tag, uint64_t size)
     return ok;
 }
 
-bool samples_take(uint64_t tag, uint64_t *size)
+bool sampled_objects_take(uint64_t tag, uint64_t *size)
 {
     bool found = false;
     pthread_mutex_lock(&lock);
@@ -117,7 +117,7 @@ bool samples_take(uint64_t tag, uint64_t *size)
     return found;
 }
 
-size_t samples_count(void)
+size_t sampled_objects_count(void)
 {
     pthread_mutex_lock(&lock);
     size_t n = count;

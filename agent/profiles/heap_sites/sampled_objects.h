@@ -10,15 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-int samples_init(void);
-void samples_free(void);
+int sampled_objects_init(void);
+void sampled_objects_free(void);
 
 /* Records a sampled object (tag != 0). False when memory ran out. */
-bool samples_put(uint64_t tag, uint64_t size);
+bool sampled_objects_put(uint64_t tag, uint64_t size);
 
 /* Removes tag and returns its size; false if it was not recorded. */
-bool samples_take(uint64_t tag, uint64_t *size);
+bool sampled_objects_take(uint64_t tag, uint64_t *size);
 
-size_t samples_count(void);
+size_t sampled_objects_count(void);
 
 #endif

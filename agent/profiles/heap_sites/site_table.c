@@ -10,7 +10,7 @@
 /* The index: open addressing over 64-bit keys (class serial << 32 | trace serial, never 0).
  * Readers probe without a lock; a writer (holding the mutex) fills a slot's id before its key,
  * with release order, so a reader that sees the key sees the id. Growing builds a new index
- * and publishes it; old indexes stay readable until sites_free (they total less than the
+ * and publishes it; old indexes stay readable until site_table_free (they total less than the
  * current one), because a reader may still be probing them. */
 struct slot {
     _Atomic(uint64_t) key; /* 0 = empty */
@@ -44,7 +44,7 @@ static void sites_measure(struct mem_use *u)
 static void charge(_Atomic(size_t) *counter, size_t bytes)
 {
     atomic_fetch_add(counter, bytes);
-    mem_charge(bytes);
+    mem_account_charge(bytes);
 }
 
 static uint64_t mix(uint64_t k)
@@ -90,7 +90,7 @@ static uint32_t index_get(const struct index *x, uint64_t key)
     }
 }
 
-int sites_init(void)
+int site_table_init(void)
 {
     segarray_init(&sites, sizeof(struct site));
     mem_account_register("sites", sites_measure);
@@ -102,7 +102,7 @@ int sites_init(void)
     return 0;
 }
 
-void sites_free(void)
+void site_table_free(void)
 {
     struct index *x = atomic_exchange(&current, NULL);
     while (x) {
@@ -111,7 +111,7 @@ void sites_free(void)
         x = older;
     }
     segarray_free(&sites);
-    mem_uncharge(atomic_exchange(&index_bytes, 0) + atomic_exchange(&class_bytes, 0));
+    mem_account_uncharge(atomic_exchange(&index_bytes, 0) + atomic_exchange(&class_bytes, 0));
     for (uint32_t c = 0; c < CLASS_CHUNKS; c++) {
         free(atomic_load(&class_chunks[c]));
         atomic_store(&class_chunks[c], NULL);
@@ -139,7 +139,7 @@ static bool grow(struct index *x)
     return true;
 }
 
-uint32_t sites_intern(uint32_t class_serial, uint32_t trace_serial)
+uint32_t site_table_intern(uint32_t class_serial, uint32_t trace_serial)
 {
     uint64_t key = key_of(class_serial, trace_serial);
     struct index *x = atomic_load_explicit(&current, memory_order_acquire);
@@ -171,19 +171,19 @@ uint32_t sites_intern(uint32_t class_serial, uint32_t trace_serial)
     return id;
 }
 
-struct site *sites_get(uint32_t id)
+struct site *site_table_get(uint32_t id)
 {
     if (id < SITE_ID_FIRST || id - SITE_ID_FIRST >= segarray_count(&sites))
         return NULL;
     return segarray_at(&sites, id - SITE_ID_FIRST);
 }
 
-uint32_t sites_end(void)
+uint32_t site_table_end(void)
 {
     return segarray_count(&sites) + SITE_ID_FIRST;
 }
 
-struct site_class *sites_class(uint32_t class_serial)
+struct site_class *site_table_class(uint32_t class_serial)
 {
     uint32_t c = class_serial >> CLASS_CHUNK_BITS;
     if (class_serial == 0 || c >= CLASS_CHUNKS)
@@ -206,7 +206,7 @@ struct site_class *sites_class(uint32_t class_serial)
     return &chunk[class_serial & (CLASS_CHUNK - 1)];
 }
 
-struct site_class *sites_class_peek(uint32_t class_serial)
+struct site_class *site_table_class_peek(uint32_t class_serial)
 {
     uint32_t c = class_serial >> CLASS_CHUNK_BITS;
     if (class_serial == 0 || c >= CLASS_CHUNKS)
@@ -215,7 +215,7 @@ struct site_class *sites_class_peek(uint32_t class_serial)
     return chunk ? &chunk[class_serial & (CLASS_CHUNK - 1)] : NULL;
 }
 
-uint64_t sites_sample_weight(uint64_t size, uint64_t interval)
+uint64_t site_table_sample_weight(uint64_t size, uint64_t interval)
 {
     if (interval == 0 || size == 0)
         return SITE_WEIGHT_ONE;

@@ -57,24 +57,24 @@ struct site_class {
     _Atomic(void *) class_ref;      /* SITE_CLASS_DEFAULT: the owner's reference to the class */
 };
 
-int sites_init(void);
+int site_table_init(void);
 /* Frees everything (tests; the agent keeps its tables for the life of the process). */
-void sites_free(void);
+void site_table_free(void);
 
 /* The id of the site (class_serial, trace_serial), adding it if new; 0 when the table is
  * full or memory ran out. Both serials must be non-zero. */
-uint32_t sites_intern(uint32_t class_serial, uint32_t trace_serial);
+uint32_t site_table_intern(uint32_t class_serial, uint32_t trace_serial);
 
 /* The site with this id, or NULL. */
-struct site *sites_get(uint32_t id);
+struct site *site_table_get(uint32_t id);
 
-/* One past the largest id handed out (ids SITE_ID_FIRST .. sites_end() - 1 exist). */
-uint32_t sites_end(void);
+/* One past the largest id handed out (ids SITE_ID_FIRST .. site_table_end() - 1 exist). */
+uint32_t site_table_end(void);
 
 /* The state of a class, created zeroed on first use; NULL for serial 0 or out of memory. */
-struct site_class *sites_class(uint32_t class_serial);
+struct site_class *site_table_class(uint32_t class_serial);
 /* The same without creating anything (for heap-walk callbacks): NULL if never created. */
-struct site_class *sites_class_peek(uint32_t class_serial);
+struct site_class *site_table_class_peek(uint32_t class_serial);
 
 /* Counts objs allocations of bytes in all (exact mode: a thread's pending count); returns
  * the site's allocated objects now. */
@@ -89,7 +89,7 @@ static inline uint64_t sites_count_allocs(struct site *s, uint64_t objs, uint64_
  * of size bytes when one sample is taken per interval bytes on average: 1 / P(sampled), where
  * P = 1 - exp(-size / interval) (the sampler's points form a Poisson process over bytes).
  * interval 0 (exact) gives SITE_WEIGHT_ONE. */
-uint64_t sites_sample_weight(uint64_t size, uint64_t interval);
+uint64_t site_table_sample_weight(uint64_t size, uint64_t interval);
 
 /* Fixed point -> rounded whole number. */
 static inline uint64_t sites_weight_round(uint64_t fixed)

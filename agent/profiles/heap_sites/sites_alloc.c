@@ -19,13 +19,13 @@ static struct site_thread *site_thread_get(void)
     t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    t->cache = trace_cache_new((unsigned)traces_depth(), CACHE_SLOTS_FIRST);
+    t->cache = trace_cache_new((unsigned)trace_table_depth(), CACHE_SLOTS_FIRST);
     if (!t->cache) {
         free(t);
         return NULL;
     }
     t->env = tag_envs_next_for_thread();
-    gate_register(&t->gate);
+    alloc_gate_register(&t->gate);
     current_thread = t;
     return t;
 }
@@ -35,7 +35,7 @@ static void delete_weak(void *ref, void *jni)
     (*(JNIEnv *)jni)->DeleteWeakGlobalRef((JNIEnv *)jni, ref);
 }
 
-void heap_sites_thread_free(JNIEnv *jni)
+void sites_alloc_thread_free(JNIEnv *jni)
 {
     struct site_thread *t = current_thread;
     current_thread = NULL;
@@ -43,7 +43,7 @@ void heap_sites_thread_free(JNIEnv *jni)
         gate_enter(&t->gate); /* not while a dump reads the counts */
         flush_thread(&t->gate, NULL);
         gate_leave(&t->gate);
-        gate_unregister(&t->gate);
+        alloc_gate_unregister(&t->gate);
         if (jni)
             trace_cache_each_ref(t->cache, delete_weak, jni);
         trace_cache_free(t->cache);
@@ -63,7 +63,7 @@ static bool cache_lookup_done(JNIEnv *jni, struct site_thread *t, bool hit)
     bool replaced = false;
     unsigned slots = trace_cache_slots(t->cache);
     if (t->misses > CACHE_WINDOW / CACHE_MISS_RATIO && slots < TRACE_CACHE_MAX_SLOTS) {
-        struct trace_cache *bigger = trace_cache_new((unsigned)traces_depth(), slots * 4);
+        struct trace_cache *bigger = trace_cache_new((unsigned)trace_table_depth(), slots * 4);
         if (bigger) {
             trace_cache_each_ref(t->cache, delete_weak, jni);
             trace_cache_free(t->cache);
@@ -92,12 +92,12 @@ static uint32_t class_serial(jvmtiEnv *jvmti, jclass klass)
     if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
         tag_site((uint64_t)tag) == TAG_SITE_CLASS)
         return (uint32_t)tag_serial((uint64_t)tag);
-    return classes_serial_of(jvmti, klass);
+    return class_table_serial_of(jvmti, klass);
 }
 
 static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t serial)
 {
-    const struct class_info *c = classes_get(serial);
+    const struct class_info *c = class_table_get(serial);
     if (c && c->signature && strcmp(c->signature, "Ljava/lang/Class;") == 0)
         return SITE_CLASS_IGNORED;
     if (!heap_sites_state.defaults || !jni || !heap_sites_state.thread_class)
@@ -112,7 +112,7 @@ static uint8_t classify(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, uint32_t ser
     return SITE_CLASS_DEFAULT;
 }
 
-jvmtiEnv *heap_sites_class_env(uint32_t class_serial)
+jvmtiEnv *sites_alloc_class_env(uint32_t class_serial)
 {
     return tag_envs_at(tag_envs_of_class(class_serial, tag_envs_count()));
 }
@@ -125,13 +125,13 @@ static bool has_default(uint8_t kind)
 /* The environment an object of this class allocated by this thread is tagged through. */
 static jvmtiEnv *tag_env(uint32_t cls, uint8_t kind, const struct site_thread *t)
 {
-    return has_default(kind) ? heap_sites_class_env(cls) : tag_envs_at(t->env);
+    return has_default(kind) ? sites_alloc_class_env(cls) : tag_envs_at(t->env);
 }
 
-struct site_class *heap_sites_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
-                                          uint32_t serial, uint8_t *kind)
+struct site_class *sites_alloc_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
+                                           uint32_t serial, uint8_t *kind)
 {
-    struct site_class *k = sites_class(serial);
+    struct site_class *k = site_table_class(serial);
     if (!k)
         return NULL;
     uint8_t v = atomic_load_explicit(&k->kind, memory_order_acquire);
@@ -141,7 +141,7 @@ struct site_class *heap_sites_class_state(jvmtiEnv *jvmti, JNIEnv *jni, jclass k
         if (v == SITE_CLASS_DEFAULT) {
             /* Its objects' tags are in the class's environment: the class is tagged there
              * too, so heap walks in that environment know it (twice in a race: harmless). */
-            jvmtiEnv *e = heap_sites_class_env(serial);
+            jvmtiEnv *e = sites_alloc_class_env(serial);
             (*e)->SetTag(e, klass, (jlong)tag_make(TAG_SITE_CLASS, serial));
             /* For the worker's heap walks over this class only. */
             void *none = NULL, *ref = (*jni)->NewWeakGlobalRef(jni, klass);
@@ -178,8 +178,8 @@ static void print_frames(jvmtiEnv *jvmti, const char *who, const jvmtiFrameInfo 
             (*jvmti)->GetClassSignature(jvmti, holder, &sig, NULL);
         fprintf(stderr, "    %s.%s @%lld\n", sig ? sig : "?", name ? name : "?",
                 (long long)f[i].location);
-        jvmti_free(jvmti, name);
-        jvmti_free(jvmti, sig);
+        jvmti_util_free(jvmti, name);
+        jvmti_util_free(jvmti, sig);
     }
 }
 
@@ -189,7 +189,7 @@ static void print_frames(jvmtiEnv *jvmti, const char *who, const jvmtiFrameInfo 
 static jint check_async(jvmtiEnv *jvmti, JNIEnv *jni, struct site_thread *t, int depth)
 {
     uint64_t t0 = clock_monotonic_ns();
-    jint n_async = async_stack_get(jni, t->frames, depth);
+    jint n_async = agct_stack_get(jni, t->frames, depth);
     uint64_t t1 = clock_monotonic_ns();
     jint n = 0;
     jvmtiError err = (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, t->check_frames, &n);
@@ -222,7 +222,7 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
                                                bool async, struct site_thread *t, uint32_t *trace)
 {
     *trace = 0;
-    int depth = traces_depth();
+    int depth = trace_table_depth();
     jint n = 0;
     if (depth > 0) {
         if (t->frames_cap < depth) {
@@ -249,7 +249,7 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
             t->frames[i].location = 0;
     uint32_t thread_serial = 0;
     if (heap_sites_state.per_thread) {
-        struct thread_info *ti = threads_current(jvmti, jni, thread);
+        struct thread_info *ti = thread_table_current(jvmti, jni, thread);
         thread_serial = ti ? ti->serial : 0;
     }
     const struct raw_frame *raw = (const struct raw_frame *)t->frames;
@@ -259,7 +259,7 @@ static struct trace_cache_entry *current_stack(jvmtiEnv *jvmti, JNIEnv *jni, jth
         e = NULL; /* it pointed into the cache just freed; the new one is empty */
     if (!e) {
         STAT(STAT_STACK_MISSES);
-        *trace = traces_intern(jvmti, t->frames, n, thread_serial);
+        *trace = trace_table_intern(jvmti, t->frames, n, thread_serial);
         e = trace_cache_store(t->cache, hash, raw, (unsigned)n, thread_serial, *trace);
     }
     if (e)
@@ -284,7 +284,7 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jc
     } else {
         STAT(STAT_CLASS_MISSES);
         a->cls = class_serial(jvmti, klass);
-        a->site = a->cls ? sites_intern(a->cls, trace) : 0;
+        a->site = a->cls ? site_table_intern(a->cls, trace) : 0;
         if (!a->site)
             return false;
         if (e) {
@@ -295,7 +295,7 @@ static bool resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, jc
             e->site = a->site;
         }
     }
-    a->k = heap_sites_class_state(jvmti, jni, klass, a->cls, &a->kind);
+    a->k = sites_alloc_class_state(jvmti, jni, klass, a->cls, &a->kind);
     return a->k != NULL;
 }
 
@@ -322,11 +322,11 @@ static enum tag_need needs_tag(const struct alloc_site *a, uint64_t epoch,
  * more (allocated: its count now). */
 static void maybe_move_default(uint32_t site, uint64_t allocated)
 {
-    struct site *s = sites_get(site);
-    struct site_class *k = s ? sites_class_peek(s->class_serial) : NULL;
+    struct site *s = site_table_get(site);
+    struct site_class *k = s ? site_table_class_peek(s->class_serial) : NULL;
     if (!k || atomic_load_explicit(&k->kind, memory_order_acquire) != SITE_CLASS_DEFAULT)
         return;
-    struct site *d = sites_get(atomic_load_explicit(&k->default_site, memory_order_relaxed));
+    struct site *d = site_table_get(atomic_load_explicit(&k->default_site, memory_order_relaxed));
     if (!d || d == s)
         return;
     uint64_t at_default = atomic_load_explicit(&d->alloc_objs, memory_order_relaxed);
@@ -336,7 +336,7 @@ static void maybe_move_default(uint32_t site, uint64_t allocated)
     if (!atomic_compare_exchange_strong(&k->move_pending, &idle, 1))
         return;
     atomic_store(&k->next_default, site);
-    if (!heap_sites_queue_move(s->class_serial))
+    if (!sites_walks_queue_move(s->class_serial))
         atomic_store(&k->move_pending, 0);
 }
 
@@ -344,13 +344,13 @@ static void flush_pending(struct pending_count *p)
 {
     if (p->objs == 0)
         return;
-    uint64_t n = sites_count_allocs(sites_get(p->site), p->objs, p->bytes);
+    uint64_t n = sites_count_allocs(site_table_get(p->site), p->objs, p->bytes);
     p->objs = 0;
     p->bytes = 0;
     maybe_move_default(p->site, n);
 }
 
-/* gate_each's callback (struct site_thread starts with its gate slot). */
+/* alloc_gate_each's callback (struct site_thread starts with its gate slot). */
 static void flush_thread(struct gate_slot *slot, void *arg)
 {
     (void)arg;
@@ -359,9 +359,9 @@ static void flush_thread(struct gate_slot *slot, void *arg)
         flush_pending(&t->pending[i]);
 }
 
-void heap_sites_flush_pending(void)
+void sites_alloc_flush_pending(void)
 {
-    gate_each(flush_thread, NULL);
+    alloc_gate_each(flush_thread, NULL);
 }
 
 /* Exact mode: counts one allocation in the thread's pending slot of its site. */
@@ -386,7 +386,7 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
     if (!resolve(jvmti, jni, thread, async, klass, t, &a) || a.kind == SITE_CLASS_IGNORED)
         return;
     jvmtiEnv *tenv = tag_env(a.cls, a.kind, t);
-    struct site *s = sites_get(a.site);
+    struct site *s = site_table_get(a.site);
     if (!s)
         return;
     uint64_t bytes = size > 0 ? (uint64_t)size : 0;
@@ -407,16 +407,16 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
             STAT(STAT_TAGGED);
         return;
     }
-    uint64_t w = sites_sample_weight(bytes, heap_sites_state.interval);
+    uint64_t w = site_table_sample_weight(bytes, heap_sites_state.interval);
     atomic_fetch_add_explicit(&s->alloc_objs, w, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->alloc_bytes, w * bytes, memory_order_relaxed);
     uint64_t tag = tag_make(a.site, next_serial(t));
     /* Recorded before tagging: the object cannot die before this callback returns. */
-    if (!samples_put(tag, bytes))
+    if (!sampled_objects_put(tag, bytes))
         return;
     if ((*tenv)->SetTag(tenv, object, (jlong)tag) != JVMTI_ERROR_NONE) {
         uint64_t ignored;
-        samples_take(tag, &ignored);
+        sampled_objects_take(tag, &ignored);
         return;
     }
     atomic_fetch_add_explicit(&s->live_objs, w, memory_order_relaxed);
@@ -441,8 +441,8 @@ static void callback_end(struct site_thread *t)
     gate_leave(&t->gate);
 }
 
-void JNICALL heap_sites_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                         jobject object, jclass klass, jlong size)
+void JNICALL sites_alloc_on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                          jobject object, jclass klass, jlong size)
 {
     struct site_thread *t = callback_begin();
     if (t) {
@@ -456,7 +456,7 @@ static void vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
 {
     uint32_t cls = class_serial(jvmti, klass);
     uint8_t kind = 0;
-    if (!cls || !heap_sites_class_state(jvmti, jni, klass, cls, &kind) ||
+    if (!cls || !sites_alloc_class_state(jvmti, jni, klass, cls, &kind) ||
         kind == SITE_CLASS_IGNORED)
         return;
     jvmtiEnv *tenv = tag_env(cls, kind, t);
@@ -484,8 +484,8 @@ static void vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
  * JVM_Clone wiped (see struct recent_alloc: it gets a fresh tag naming the same site) or,
  * rarely, one the sampler skipped: counted now. Classes with a default site are left to the
  * sampler, which sees all their allocations. */
-void JNICALL heap_sites_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                           jobject object, jclass klass, jlong size)
+void JNICALL sites_alloc_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                            jobject object, jclass klass, jlong size)
 {
     struct site_thread *t = callback_begin();
     if (t) {
@@ -495,20 +495,20 @@ void JNICALL heap_sites_on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread
 }
 
 /* Sampled mode. No JVMTI calls here (none are allowed). */
-void JNICALL heap_sites_on_object_free(jvmtiEnv *jvmti, jlong tag)
+void JNICALL sites_alloc_on_object_free(jvmtiEnv *jvmti, jlong tag)
 {
     (void)jvmti;
     uint64_t t = (uint64_t)tag, site = tag_site(t), size = 0;
     if (site == TAG_SITE_CLASS) {
-        classes_mark_unloaded((uint32_t)tag_serial(t));
+        class_table_mark_unloaded((uint32_t)tag_serial(t));
         return;
     }
-    if (site < SITE_ID_FIRST || !samples_take(t, &size))
+    if (site < SITE_ID_FIRST || !sampled_objects_take(t, &size))
         return;
-    struct site *s = sites_get((uint32_t)site);
+    struct site *s = site_table_get((uint32_t)site);
     if (!s)
         return;
-    uint64_t w = sites_sample_weight(size, heap_sites_state.interval);
+    uint64_t w = site_table_sample_weight(size, heap_sites_state.interval);
     atomic_fetch_sub_explicit(&s->live_objs, w, memory_order_relaxed);
     atomic_fetch_sub_explicit(&s->live_bytes, w * size, memory_order_relaxed);
 }

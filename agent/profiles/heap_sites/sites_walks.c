@@ -14,11 +14,11 @@ static struct {
 /* ---- heap walks (exact mode with default sites) ---------------------------------------- */
 
 /* The state of a heap object's class if it has a default site, else NULL. */
-struct site_class *heap_sites_default_class(jlong class_tag)
+struct site_class *sites_walks_default_class(jlong class_tag)
 {
     if (tag_site((uint64_t)class_tag) != TAG_SITE_CLASS)
         return NULL;
-    struct site_class *k = sites_class_peek((uint32_t)tag_serial((uint64_t)class_tag));
+    struct site_class *k = site_table_class_peek((uint32_t)tag_serial((uint64_t)class_tag));
     if (!k)
         return NULL;
     uint8_t kind = atomic_load_explicit(&k->kind, memory_order_relaxed);
@@ -26,13 +26,13 @@ struct site_class *heap_sites_default_class(jlong class_tag)
 }
 
 /* Objects with no site yet are ones never seen allocated. */
-jint JNICALL heap_sites_mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                       void *user_data)
+jint JNICALL sites_walks_mark_untracked(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                        void *user_data)
 {
     (void)size;
     (void)length;
     (void)user_data;
-    if (*tag_ptr == 0 && heap_sites_default_class(class_tag))
+    if (*tag_ptr == 0 && sites_walks_default_class(class_tag))
         *tag_ptr = (jlong)tag_make(SITE_ID_UNTRACKED, tags_next_serial());
     return 0;
 }
@@ -40,59 +40,61 @@ jint JNICALL heap_sites_mark_untracked(jlong class_tag, jlong size, jlong *tag_p
 /* Untagged objects of default-site classes get their class's current default site as an
  * explicit tag: every class's (user_data NULL), or, in a walk filtered to one class, that
  * class's (user_data its struct site_class). */
-jint JNICALL heap_sites_pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                     void *user_data)
+jint JNICALL sites_walks_pin_defaults(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                      void *user_data)
 {
     (void)size;
     (void)length;
     if (*tag_ptr != 0)
         return 0;
-    struct site_class *k = user_data ? user_data : heap_sites_default_class(class_tag);
+    struct site_class *k = user_data ? user_data : sites_walks_default_class(class_tag);
     uint32_t d = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
     if (d)
         *tag_ptr = (jlong)tag_make(d, tags_next_serial());
     return 0;
 }
 
-void heap_sites_walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass,
-                              jvmtiHeapIterationCallback cb, void *user_data)
+void sites_walks_walk_filtered(jvmtiEnv *jvmti, jint filter, jclass klass,
+                               jvmtiHeapIterationCallback cb, void *user_data)
 {
     jvmtiHeapCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.heap_iteration_callback = cb;
-    jvmti_failed(jvmti, (*jvmti)->IterateThroughHeap(jvmti, filter, klass, &callbacks, user_data),
-                 "IterateThroughHeap");
+    jvmti_util_failed(jvmti,
+                      (*jvmti)->IterateThroughHeap(jvmti, filter, klass, &callbacks, user_data),
+                      "IterateThroughHeap");
 }
 
 /* The objects of classes tagged in jvmti (of klass only, unless NULL). */
 static void walk_heap_of(jvmtiEnv *jvmti, jclass klass, jvmtiHeapIterationCallback cb,
                          void *user_data)
 {
-    heap_sites_walk_filtered(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass, cb, user_data);
+    sites_walks_walk_filtered(jvmti, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, klass, cb, user_data);
 }
 
-void heap_sites_walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data)
+void sites_walks_walk_default_classes(jvmtiHeapIterationCallback cb, void *user_data)
 {
     for (int i = 0; i < tag_envs_count(); i++)
         walk_heap_of(tag_envs_at(i), NULL, cb, user_data);
 }
 
 /* Classifies every loaded class, so the walk knows which have default sites. */
-void heap_sites_classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
+void sites_walks_classify_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetLoadedClasses(jvmti, &n, &classes),
+                          "GetLoadedClasses"))
         return;
     for (jint i = 0; i < n; i++) {
-        uint32_t serial = classes_serial_of(jvmti, classes[i]);
+        uint32_t serial = class_table_serial_of(jvmti, classes[i]);
         uint8_t kind;
         if (serial)
-            heap_sites_class_state(jvmti, jni, classes[i], serial, &kind);
+            sites_alloc_class_state(jvmti, jni, classes[i], serial, &kind);
         if (jni)
             (*jni)->DeleteLocalRef(jni, classes[i]);
     }
-    jvmti_free(jvmti, classes);
+    jvmti_util_free(jvmti, classes);
 }
 
 /* ---- the worker that moves default sites ----------------------------------------------- */
@@ -110,7 +112,7 @@ static void move_default(JNIEnv *jni, uint32_t cls, struct site_class *k)
         return;
     atomic_fetch_add(&heap_sites_state.epoch, 1);
     if (atomic_compare_exchange_strong(&k->kind, &expected, SITE_CLASS_SWITCHING)) {
-        walk_heap_of(heap_sites_class_env(cls), klass, heap_sites_pin_defaults, k);
+        walk_heap_of(sites_alloc_class_env(cls), klass, sites_walks_pin_defaults, k);
         /* A callback whose object the walk may have seen untagged began before this bump;
          * it reads the epoch after the new default, sees it changed and tags its object. */
         atomic_fetch_add(&heap_sites_state.epoch, 1);
@@ -132,7 +134,7 @@ static void move_defaults(JNIEnv *jni)
     W.n = 0;
     pthread_mutex_unlock(&W.lock);
     for (int i = 0; i < n; i++) {
-        struct site_class *k = sites_class_peek(batch[i]);
+        struct site_class *k = site_table_class_peek(batch[i]);
         move_default(jni, batch[i], k);
         atomic_store(&k->move_pending, 0);
     }
@@ -161,7 +163,7 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     pthread_mutex_unlock(&W.lock);
 }
 
-bool heap_sites_queue_move(uint32_t class_serial)
+bool sites_walks_queue_move(uint32_t class_serial)
 {
     pthread_mutex_lock(&W.lock);
     bool queued = W.running && !W.stopping && W.n < MOVE_QUEUE;
@@ -173,13 +175,13 @@ bool heap_sites_queue_move(uint32_t class_serial)
     return queued;
 }
 
-void heap_sites_start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
+void sites_walks_start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     pthread_mutex_lock(&W.lock);
     W.running = true;
     pthread_mutex_unlock(&W.lock);
-    if (!jvmti_start_agent_thread(jvmti, jni, "HPROF heap=sites", worker, NULL,
-                                  JVMTI_THREAD_MIN_PRIORITY)) {
+    if (!jvmti_util_start_agent_thread(jvmti, jni, "HPROF heap=sites", worker, NULL,
+                                       JVMTI_THREAD_MIN_PRIORITY)) {
         log_warning("heap=sites: no worker thread; default sites stay where they start");
         pthread_mutex_lock(&W.lock);
         W.running = false;
@@ -187,7 +189,7 @@ void heap_sites_start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
     }
 }
 
-void heap_sites_stop_worker(void)
+void sites_walks_stop_worker(void)
 {
     pthread_mutex_lock(&W.lock);
     W.stopping = true;

@@ -28,33 +28,34 @@ static struct hprof_error setup(jvmtiEnv *e, jvmtiEventObjectFree on_free, bool 
         caps.can_generate_garbage_collection_events =
             gc_events && potential.can_generate_garbage_collection_events;
     struct hprof_error err =
-        jvmti_error(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap=sites tags)");
+        jvmti_util_error(e, (*e)->AddCapabilities(e, &caps), "AddCapabilities (heap=sites tags)");
     if (hprof_failed(&err))
         return err;
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ObjectFree = on_free;
     cb.GarbageCollectionFinish = on_gc_finish;
-    err = jvmti_error(e, (*e)->SetEventCallbacks(e, &cb, (jint)sizeof cb), "SetEventCallbacks");
+    err =
+        jvmti_util_error(e, (*e)->SetEventCallbacks(e, &cb, (jint)sizeof cb), "SetEventCallbacks");
     if (hprof_failed(&err))
         return err;
     if (on_free)
-        err = jvmti_error(
+        err = jvmti_util_error(
             e, (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
             "SetEventNotificationMode(ObjectFree)");
     if (hprof_failed(&err))
         return err;
     if (caps.can_generate_garbage_collection_events)
-        jvmti_failed(e,
-                     (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
-                                                    JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL),
-                     "SetEventNotificationMode(GarbageCollectionFinish)");
+        jvmti_util_failed(e,
+                          (*e)->SetEventNotificationMode(
+                              e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL),
+                          "SetEventNotificationMode(GarbageCollectionFinish)");
     return hprof_ok();
 }
 
 struct hprof_error tag_envs_init(int n, jvmtiEventObjectFree on_free)
 {
-    JavaVM *vm = agent_vm();
+    JavaVM *vm = jvmti_util_vm();
     if (n < 1 || n > TAG_ENVS_MAX || !vm)
         return hprof_errorf("heap=sites: %d environments for tags (1 to %d)", n, TAG_ENVS_MAX);
     frees = on_free != NULL;

@@ -93,8 +93,8 @@ size_t contention_snapshot(struct contention_table *t, struct contention_row **r
     return copy ? n : 0;
 }
 
-size_t monitor_time_rows(struct hprof_cost_row *rows, size_t n, uint64_t total_ns, double cutoff,
-                         uint64_t *total_ms)
+size_t contention_time_rows(struct hprof_cost_row *rows, size_t n, uint64_t total_ns, double cutoff,
+                            uint64_t *total_ms)
 {
     size_t keep = ranking_sort_and_cut(rows, n, total_ns, cutoff);
     uint64_t sum = 0;
@@ -107,7 +107,7 @@ size_t monitor_time_rows(struct hprof_cost_row *rows, size_t n, uint64_t total_n
     return keep;
 }
 
-unsigned monitor_thread_status(jint s)
+unsigned contention_thread_status(jint s)
 {
     unsigned bits = 0;
     if (s & JVMTI_THREAD_STATE_TERMINATED)

@@ -47,13 +47,13 @@ static inline uint64_t monitor_ns_to_ms(uint64_t ns)
  * kept row's cost to whole milliseconds. Returns how many rows are kept; *total_ms is the
  * report's total: the rounded nanosecond total, raised if need be to the sum of the rounded
  * rows, so the accumulated percentage never passes 100%. */
-size_t monitor_time_rows(struct hprof_cost_row *rows, size_t n, uint64_t total_ns, double cutoff,
-                         uint64_t *total_ms);
+size_t contention_time_rows(struct hprof_cost_row *rows, size_t n, uint64_t total_ns, double cutoff,
+                            uint64_t *total_ms);
 
 /* JVMTI thread state (GetThreadState) -> enum hprof_thread_status_bits:
  * not alive -> ZO; blocked entering a monitor -> MW; Object.wait and parking (LockSupport,
  * java.util.concurrent conditions) -> CW; Thread.sleep -> SL; anything else alive -> R;
  * plus the S (suspended) and I (interrupted) modifiers. */
-unsigned monitor_thread_status(jint jvmti_state);
+unsigned contention_thread_status(jint jvmti_state);
 
 #endif

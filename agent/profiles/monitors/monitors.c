@@ -71,7 +71,7 @@ static struct monitor_thread *state_of(uint32_t serial)
 static uint32_t trace_of(jvmtiEnv *jvmti, jthread thread, uint32_t thread_serial)
 {
     jvmtiFrameInfo small[STACK_FRAMES_ON_STACK];
-    int depth = traces_depth();
+    int depth = trace_table_depth();
     if (depth <= 0)
         return HPROF_TRACE_SERIAL_NONE;
     jvmtiFrameInfo *frames =
@@ -81,7 +81,7 @@ static uint32_t trace_of(jvmtiEnv *jvmti, jthread thread, uint32_t thread_serial
     jint n = 0;
     uint32_t serial = HPROF_TRACE_SERIAL_NONE;
     if ((*jvmti)->GetStackTrace(jvmti, thread, 0, depth, frames, &n) == JVMTI_ERROR_NONE)
-        serial = traces_intern(jvmti, frames, n, per_thread_traces ? thread_serial : 0);
+        serial = trace_table_intern(jvmti, frames, n, per_thread_traces ? thread_serial : 0);
     if (frames != small)
         free(frames);
     return serial;
@@ -93,7 +93,7 @@ static uint32_t class_of(jvmtiEnv *jvmti, JNIEnv *jni, jobject object)
     if (!jni || !object)
         return 0;
     jclass klass = (*jni)->GetObjectClass(jni, object);
-    uint32_t serial = classes_serial_of(jvmti, klass);
+    uint32_t serial = class_table_serial_of(jvmti, klass);
     if (klass)
         (*jni)->DeleteLocalRef(jni, klass);
     return serial;
@@ -101,7 +101,7 @@ static uint32_t class_of(jvmtiEnv *jvmti, JNIEnv *jni, jobject object)
 
 static const char *signature_of(uint32_t class_serial)
 {
-    const struct class_info *c = classes_get(class_serial);
+    const struct class_info *c = class_table_get(class_serial);
     return c ? c->signature : NULL;
 }
 
@@ -110,7 +110,7 @@ static const char *signature_of(uint32_t class_serial)
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     uint64_t start = clock_monotonic_ns();
-    struct thread_info *t = threads_current(jvmti, jni, thread);
+    struct thread_info *t = thread_table_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s)
         return;
@@ -124,7 +124,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 {
     (void)object;
     uint64_t end = clock_monotonic_ns();
-    struct thread_info *t = threads_current(jvmti, jni, thread);
+    struct thread_info *t = thread_table_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s || s->enter_ns == 0) /* e.g. attached while it was blocked */
         return;
@@ -156,7 +156,7 @@ static void write_waited(struct hprof_writer *w, void *ctx)
 static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                             jlong timeout)
 {
-    struct thread_info *t = threads_current(jvmti, jni, thread);
+    struct thread_info *t = thread_table_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s)
         return;
@@ -171,7 +171,7 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 {
     (void)timed_out;
     uint64_t end = clock_monotonic_ns();
-    struct thread_info *t = threads_current(jvmti, jni, thread);
+    struct thread_info *t = thread_table_current(jvmti, jni, thread);
     struct monitor_thread *s = t ? state_of(t->serial) : NULL;
     if (!s || s->wait_ns == 0)
         return;
@@ -201,14 +201,14 @@ static void write_monitor_time(const struct dump_request *req)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        const struct class_info *c = classes_get(rows[i].class_serial);
+        const struct class_info *c = class_table_get(rows[i].class_serial);
         cost[i].trace_serial = rows[i].trace_serial;
         cost[i].count = rows[i].count;
         cost[i].cost = rows[i].ns;
         cost[i].method = c ? c->name : NULL;
     }
     uint64_t total_ms = 0;
-    size_t keep = monitor_time_rows(cost, n, total_ns, req->cutoff, &total_ms);
+    size_t keep = contention_time_rows(cost, n, total_ns, req->cutoff, &total_ms);
     struct emit_refs refs = {keep, sizeof *cost, keep ? &cost->trace_serial : NULL, NULL, NULL};
     struct hprof_cost_report report = {.total = total_ms, .nrows = keep, .rows = cost};
     emit_section(&refs, write_monitor_time_rows, &report);
@@ -261,7 +261,7 @@ static bool listed(const struct dump_state *d, uint32_t serial)
 /* Adds thread (once) to the THREAD lines with its state and stack; returns its serial. */
 static uint32_t add_thread(struct dump_state *d, jthread thread)
 {
-    struct thread_info *t = threads_of(d->jvmti, d->jni, thread);
+    struct thread_info *t = thread_table_of(d->jvmti, d->jni, thread);
     if (!t)
         return 0;
     if (listed(d, t->serial))
@@ -273,7 +273,7 @@ static uint32_t add_thread(struct dump_state *d, jthread thread)
         state = JVMTI_THREAD_STATE_TERMINATED;
     struct hprof_monitor_thread *row = &d->threads[d->nthreads++];
     row->thread_serial = t->serial;
-    row->status = monitor_thread_status(state);
+    row->status = contention_thread_status(state);
     row->trace_serial = (state & JVMTI_THREAD_STATE_ALIVE) ? trace_of(d->jvmti, thread, t->serial)
                                                            : HPROF_TRACE_SERIAL_NONE;
     return t->serial;
@@ -339,8 +339,8 @@ static void describe_monitor(struct dump_state *d, size_t i, struct waiter_span 
         add_serials(d, u.waiters, u.waiter_count, u.notify_waiters, u.notify_waiter_count);
     span->notify_at = d->nserials;
     span->nnotify = add_serials(d, u.notify_waiters, u.notify_waiter_count, NULL, 0);
-    jvmti_free(d->jvmti, u.waiters);
-    jvmti_free(d->jvmti, u.notify_waiters);
+    jvmti_util_free(d->jvmti, u.waiters);
+    jvmti_util_free(d->jvmti, u.notify_waiters);
 }
 
 static void gather_monitor_dump(struct dump_state *d)
@@ -348,7 +348,7 @@ static void gather_monitor_dump(struct dump_state *d)
     jvmtiEnv *jvmti = d->jvmti;
     jint n = 0;
     jthread *all = NULL;
-    if (jvmti_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &all), "GetAllThreads"))
+    if (jvmti_util_failed(jvmti, (*jvmti)->GetAllThreads(jvmti, &n, &all), "GetAllThreads"))
         return;
     for (jint i = 0; i < n; i++)
         add_thread(d, all[i]);
@@ -359,13 +359,13 @@ static void gather_monitor_dump(struct dump_state *d)
         if ((*jvmti)->GetOwnedMonitorInfo(jvmti, all[i], &nowned, &owned) == JVMTI_ERROR_NONE) {
             for (jint k = 0; k < nowned; k++)
                 add_monitor(d, owned[k]);
-            jvmti_free(jvmti, owned);
+            jvmti_util_free(jvmti, owned);
         }
         jobject contended = NULL;
         if ((*jvmti)->GetCurrentContendedMonitor(jvmti, all[i], &contended) == JVMTI_ERROR_NONE)
             add_monitor(d, contended);
     }
-    jvmti_free(jvmti, all);
+    jvmti_util_free(jvmti, all);
 
     d->monitors = d->nobjects ? calloc(d->nobjects, sizeof *d->monitors) : NULL;
     struct waiter_span *spans = d->nobjects ? calloc(d->nobjects, sizeof *spans) : NULL;
@@ -393,7 +393,7 @@ static void write_monitor_dump_rows(struct hprof_writer *w, void *dump)
 static void write_monitor_dump(const struct dump_request *req)
 {
     JNIEnv *jni = req->jni;
-    if (!jni || !jvmti_live(req->jvmti)) {
+    if (!jni || !jvmti_util_live(req->jvmti)) {
         log_warning("MONITOR DUMP needs a Java thread and a live VM; left out of this dump");
         return;
     }
@@ -463,8 +463,8 @@ static void add_optional_capabilities(jvmtiEnv *jvmti)
         return;
     want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
     want.can_get_current_contended_monitor = potential.can_get_current_contended_monitor;
-    if (jvmti_caps_has_virtual_threads(&potential))
-        jvmti_caps_set_virtual_threads(&want);
+    if (jvmti_util_caps_has_virtual_threads(&potential))
+        jvmti_util_caps_set_virtual_threads(&want);
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
         memset(&want, 0, sizeof want);
     find_monitors = want.can_get_owned_monitor_info && want.can_get_current_contended_monitor;
@@ -500,9 +500,9 @@ static struct hprof_error monitors_start(jvmtiEnv *jvmti, const struct hprof_opt
     };
     struct hprof_error e = hprof_ok();
     for (size_t i = 0; i < sizeof events / sizeof *events && !hprof_failed(&e); i++)
-        e = jvmti_error(jvmti,
-                        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
-                        "SetEventNotificationMode");
+        e = jvmti_util_error(
+            jvmti, (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
+            "SetEventNotificationMode");
     return e;
 }
 
