@@ -112,36 +112,12 @@ static void add_part(const char *name, const struct mem_use *u, void *ctx)
     l->len += n > 0 ? (size_t)n : 0;
 }
 
-/* glibc keeps pages freed by any thread in that thread's arena: the VM's (a heap=sites tag map
- * shrinking after a GC) as the agent's. A plain thread, not known to the VM, hands them back
- * every TRIM_SECONDS; a trim walks the arenas' free lists for a few milliseconds. */
-#define TRIM_SECONDS 10
-static atomic_bool trimmer_started;
-
-static void *trimmer(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        sleep(TRIM_SECONDS);
-        malloc_trim(0);
-    }
-    return NULL;
-}
-
+/* No periodic trim from a thread of the agent's own: when an attach fails, the VM unloads the
+ * library, and such a thread would wake up in unmapped code (a crash seen in NetTest's refused
+ * attach). The trim runs after each dump instead, on the thread that dumps. */
 void mem_account_start(size_t budget_bytes)
 {
     mem_account_budget_set(budget_bytes);
-    if (atomic_exchange(&trimmer_started, true))
-        return;
-    pthread_t t;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0)
-        return;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    if (pthread_create(&t, &attr, trimmer, NULL) != 0)
-        atomic_store(&trimmer_started, false);
-    pthread_attr_destroy(&attr);
 }
 
 void mem_account_dump_done(void)

@@ -23,8 +23,7 @@ void mem_account_uncharge(size_t bytes);
 /* Bytes charged now, by every table. */
 size_t mem_account_charged(void);
 
-/* At start-up: the budget (mem_account_budget_set) and, once per process, a thread of its own that
- * gives the allocator's free pages back to the system every 10 s (malloc_trim). */
+/* At start-up: the budget (mem_account_budget_set). */
 void mem_account_start(size_t budget_bytes);
 
 /* memory=: the budget in bytes, 0 for none. */
