@@ -302,9 +302,22 @@ class CpuSamplesTest {
             if (p.threadNames().get(p.traceThread().get(row.trace())).startsWith("ForkJoinPool"))
                 assertFalse(p.traceFrames().get(row.trace()).stream().anyMatch(f -> f.startsWith("VirtualBusy.")),
                         "a carrier with the virtual thread's frames: " + row + "\n" + p.text());
-        // Parked and sleeping virtual threads use no CPU and get no samples.
-        assertEquals(0L, byThread.getOrDefault("vpark", 0L), byThread + "\n" + p.text());
-        assertEquals(0L, byThread.getOrDefault("vsleep", 0L), byThread + "\n" + p.text());
+        // Parked and sleeping virtual threads use no CPU while they wait: at most a sample or two
+        // of real CPU in going to sleep (JDK 21 sets up the unpark timer on the sleeping thread
+        // itself: ScheduledThreadPoolExecutor under VirtualThread.parkNanos, seen in CI), and
+        // those only inside the park/sleep machinery, never in the work around it.
+        for (String idle : List.of("vpark", "vsleep")) {
+            assertTrue(byThread.getOrDefault(idle, 0L) <= 2, byThread + "\n" + p.text());
+            for (Profile.Row row : p.rows()) {
+                if (!idle.equals(p.threadNames().get(p.traceThread().get(row.trace()))))
+                    continue;
+                List<String> frames = p.traceFrames().get(row.trace());
+                assertTrue(frames != null && frames.stream().anyMatch(
+                                f -> f.startsWith("java.lang.VirtualThread.park") || f.startsWith("java.lang.VirtualThread.sleep")
+                                        || f.startsWith("java.lang.VirtualThread.scheduleUnpark")),
+                        "a sample of " + idle + " outside parking: " + row + "\n" + p.text());
+            }
+        }
     }
 
     @ParameterizedTest(name = "JDK {0}")
