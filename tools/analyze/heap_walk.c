@@ -143,6 +143,18 @@ static uint32_t *slots(struct heap_graph *g, uint64_t id, uint32_t *cap)
     return g->adj + g->off[node];
 }
 
+/* One non-null reference t of an object: in the fill pass, its target's node goes to the
+ * object's next successor slot (a dangling one is counted); every pass counts it in *k. */
+static void count_ref(struct walk *w, uint32_t *adj, uint32_t cap, uint32_t *k, uint64_t t)
+{
+    if (adj && *k < cap) {
+        uint32_t tn = heap_graph_node(w->g, t);
+        adj[*k] = tn;
+        w->dangling += tn == HG_NONE;
+    }
+    (*k)++;
+}
+
 static int instance(struct walk *w, const uint8_t *rec, const uint8_t *p, uint32_t nbytes)
 {
     struct heap_graph *g = w->g;
@@ -165,12 +177,7 @@ static int instance(struct walk *w, const uint8_t *rec, const uint8_t *p, uint32
         uint64_t t = mdump_id(&g->m, data + f[i].off);
         if (!t)
             continue;
-        if (adj && k < cap) {
-            uint32_t tn = heap_graph_node(g, t);
-            adj[k] = tn;
-            w->dangling += tn == HG_NONE;
-        }
-        k++;
+        count_ref(w, adj, cap, &k, t);
     }
     if (adj)
         return 0;
@@ -192,12 +199,7 @@ static int obj_array(struct walk *w, const uint8_t *rec, const uint8_t *p, uint3
         uint64_t t = mdump_id(&g->m, e + (size_t)i * ids);
         if (!t)
             continue;
-        if (adj && k < cap) {
-            uint32_t tn = heap_graph_node(g, t);
-            adj[k] = tn;
-            w->dangling += tn == HG_NONE;
-        }
-        k++;
+        count_ref(w, adj, cap, &k, t);
     }
     if (adj)
         return 0;
