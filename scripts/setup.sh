@@ -11,7 +11,7 @@ case "${1:-}" in
   *) echo "usage: $0 [--jdks]" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
-pkgs=(meson ninja-build gcc pkg-config check zlib1g-dev openjdk-17-jdk-headless junit5 visualvm python3 golang-go chromium)
+pkgs=(meson ninja-build gcc pkg-config check zlib1g-dev openjdk-17-jdk-headless junit5 visualvm python3 golang-go chromium libh2-java)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
