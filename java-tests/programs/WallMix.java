@@ -1,0 +1,111 @@
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.concurrent.Semaphore;
+
+/**
+ * wall=y's accuracy and rate program. A "request" thread repeats, for the given milliseconds,
+ * a cycle of about 100 ms: 50 ms blocked in a socket read (the "writer" thread sends one byte
+ * 50 ms after the request asks for it), 30 ms computing, 20 ms blocked entering a monitor the
+ * "holder" thread keeps for 20 ms. Each phase is measured with System.nanoTime and printed as
+ * "phase-ms read R compute C lock L", so a test compares the profile with what really
+ * happened. A "short" thread sleeps 1 s and prints how long it lived.
+ */
+public class WallMix {
+    static final Object LOCK = new Object();
+    static volatile long sink;
+
+    static void compute(long nanos) {
+        long end = System.nanoTime() + nanos, x = sink;
+        while (System.nanoTime() < end)
+            for (int i = 0; i < 1000; i++)
+                x = x * 6364136223846793005L + 1442695040888963407L;
+        sink = x;
+    }
+
+    static void enterLock() {
+        synchronized (LOCK) {
+            sink++;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        long runMs = Long.parseLong(args[0]);
+        ServerSocket server = new ServerSocket(0);
+        Socket client = new Socket("127.0.0.1", server.getLocalPort());
+        Socket peer = server.accept();
+        InputStream in = client.getInputStream();
+        OutputStream out = peer.getOutputStream();
+        Semaphore writerGo = new Semaphore(0), holderGo = new Semaphore(0), holderHas = new Semaphore(0);
+        long[] phases = new long[3];
+
+        Thread holder = new Thread(() -> {
+            try {
+                while (true) {
+                    holderGo.acquire();
+                    synchronized (LOCK) {
+                        holderHas.release();
+                        Thread.sleep(20);
+                    }
+                }
+            } catch (InterruptedException e) {
+                // done
+            }
+        }, "holder");
+        Thread writer = new Thread(() -> {
+            try {
+                while (true) {
+                    writerGo.acquire();
+                    Thread.sleep(50);
+                    out.write(1);
+                    out.flush();
+                }
+            } catch (Exception e) {
+                // done
+            }
+        }, "writer");
+        Thread request = new Thread(() -> {
+            try {
+                long end = System.nanoTime() + runMs * 1_000_000L;
+                while (System.nanoTime() < end) {
+                    long t0 = System.nanoTime();
+                    writerGo.release();
+                    in.read();
+                    long t1 = System.nanoTime();
+                    compute(30_000_000L);
+                    long t2 = System.nanoTime();
+                    holderGo.release();
+                    holderHas.acquire();
+                    enterLock();
+                    long t3 = System.nanoTime();
+                    phases[0] += t1 - t0;
+                    phases[1] += t2 - t1;
+                    phases[2] += t3 - t2;
+                }
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        }, "request");
+        for (Thread t : new Thread[] {holder, writer})
+            t.setDaemon(true);
+        holder.start();
+        writer.start();
+        request.start();
+
+        Thread shortLived = new Thread(() -> {
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                // done
+            }
+        }, "short");
+        long s0 = System.nanoTime();
+        shortLived.start();
+        shortLived.join();
+        System.out.println("short-life-ms " + (System.nanoTime() - s0) / 1_000_000);
+        request.join();
+        System.out.println("phase-ms read " + phases[0] / 1_000_000 + " compute " + phases[1] / 1_000_000
+                + " lock " + phases[2] / 1_000_000);
+    }
+}

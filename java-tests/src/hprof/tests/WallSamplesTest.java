@@ -1,0 +1,119 @@
+package hprof.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** wall=y on real VMs: shares of a thread's wall time by state, samples per second of life, binary output. */
+class WallSamplesTest {
+    static long number(Jvm.Result r, String regex) {
+        Matcher m = Pattern.compile(regex).matcher(r.out());
+        assertTrue(m.find(), regex + " not in\n" + r.describe());
+        return Long.parseLong(m.group(1));
+    }
+
+    /** Samples per phase of the request thread (read: in the socket read; compute; lock: entering the
+     *  monitor), per thread name, and the state pseudo-frames seen. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("hprof.tests.Jvm#jdks")
+    void requestSharesFollowItsPhasesAndSamplesFollowLife(int feature) throws Exception {
+        Path jdk = Jvm.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("wall-mix");
+        int interval = 10;
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("wall=y,thread=y,depth=8,cutoff=0,wall_interval=" + interval + ",file=wall.txt")),
+                "WallMix", "3000");
+        assertEquals(0, r.exit(), r.describe());
+        Jvm.assertNoCrash(r);
+        AsciiProfile a = AsciiProfile.read(dir.resolve("wall.txt"));
+        AsciiProfile.Section s = a.section("WALL SAMPLES", 0);
+        assertTrue(a.sections("CPU SAMPLES").isEmpty(), "wall=y alone writes no CPU SAMPLES\n" + a.text);
+
+        Map<String, Long> byThread = new HashMap<>();
+        long read = 0, compute = 0, lock = 0, request = 0, sum = 0;
+        for (AsciiProfile.Row row : s.rows()) {
+            long n = row.number(0);
+            int trace = (int) row.number(1);
+            List<String> m = a.trace(trace).methods();
+            assertTrue(!m.isEmpty() && m.get(0).startsWith("<wall>."), "state pseudo-frame on top: " + m);
+            String thread = a.threadOf(trace);
+            byThread.merge(thread, n, Long::sum);
+            sum += n;
+            if (!"request".equals(thread))
+                continue;
+            request += n;
+            String state = m.get(0);
+            if (m.contains("WallMix.compute"))
+                compute += n;
+            else if (m.contains("WallMix.enterLock") && state.equals("<wall>.blocked"))
+                lock += n;
+            else if (m.stream().anyMatch(f -> f.contains("SocketInputStream.read") || f.contains("NioSocketImpl.read"))
+                    && state.equals("<wall>.native"))
+                read += n;
+        }
+        assertEquals(s.total(), sum, "cutoff=0 writes every row\n" + a.text);
+
+        long readMs = number(r, "phase-ms read (\\d+)"), computeMs = number(r, "compute (\\d+)"),
+                lockMs = number(r, "lock (\\d+)");
+        double phases = readMs + computeMs + lockMs;
+        assertTrue(request >= 200, "too few request samples to judge: " + byThread + "\n" + a.text);
+        String shares = String.format("samples read %d compute %d lock %d of %d; measured ms read %d compute %d lock %d",
+                read, compute, lock, request, readMs, computeMs, lockMs);
+        assertTrue(Math.abs((double) read / request - readMs / phases) <= 0.05, shares + "\n" + a.text);
+        assertTrue(Math.abs((double) compute / request - computeMs / phases) <= 0.05, shares + "\n" + a.text);
+        assertTrue(Math.abs((double) lock / request - lockMs / phases) <= 0.05, shares + "\n" + a.text);
+
+        // Rate: the "short" thread lived short-life-ms (as main saw it: start to join); one sample per
+        // interval of its life, whatever it did (it slept).
+        long lifeMs = number(r, "short-life-ms (\\d+)");
+        long shortSamples = byThread.getOrDefault("short", 0L);
+        double expected = (double) lifeMs / interval;
+        assertTrue(Math.abs(shortSamples - expected) <= 0.05 * expected,
+                "short lived " + lifeMs + " ms: " + shortSamples + " samples, expected " + expected + "\n" + byThread);
+        assertTrue(a.grep("<wall>.sleeping").length() > 0, a.text);
+    }
+
+    /** format=b with cpu=samples too: the wall record is a CPU SAMPLES record with <wall> traces, before
+     *  cpu=samples' own; the strict reader accepts the file. wall_states keeps only what is asked. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("hprof.tests.Jvm#jdks")
+    void binaryWithCpuSamplesAndStateFilter(int feature) throws Exception {
+        Path jdk = Jvm.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("wall-binary");
+        Jvm.Result r = Jvm.run(jdk, dir,
+                List.of(Jvm.agentpath("wall=y,cpu=samples,format=b,wall_states=native+blocked,file=wall.hprof")),
+                "WallMix", "1000");
+        assertEquals(0, r.exit(), r.describe());
+        Jvm.assertNoCrash(r);
+        HprofRead.Report rep = HprofRead.check(dir.resolve("wall.hprof"));
+        assertEquals(0, rep.exit(), rep.output());
+        assertEquals(2, rep.count("CPU SAMPLES"), "wall's record and cpu=samples'\n" + rep.output());
+        // hprof-convert tells the wall record by its <wall> frames: collapsed stacks end in the state.
+        Jvm.Result c = Jvm.exec(List.of(Jvm.env("HPROF_CONVERT"), "--kind", "wall", "wall.hprof"), dir, Map.of(), 120);
+        assertEquals(0, c.exit(), c.describe());
+        long native_ = 0, blocked = 0;
+        for (String line : c.out().split("\n")) {
+            if (line.isBlank())
+                continue;
+            assertTrue(line.matches(".*;?<wall>\\.(native|blocked) \\d+"), "only the states kept: " + line + "\n" + c.out());
+            long n = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+            if (line.contains("SocketDispatcher.read0;<wall>.native"))
+                native_ += n;
+            if (line.contains("WallMix.enterLock;<wall>.blocked"))
+                blocked += n;
+        }
+        // The request thread: 1 s at 20 ms is 50 samples, half of them in the read, a fifth blocked.
+        assertTrue(native_ >= 15 && blocked >= 5, "read " + native_ + ", blocked " + blocked + "\n" + c.out());
+        Jvm.Result cpu = Jvm.exec(List.of(Jvm.env("HPROF_CONVERT"), "--kind", "samples", "wall.hprof"), dir, Map.of(), 120);
+        assertEquals(0, cpu.exit(), cpu.describe());
+        assertTrue(!cpu.out().contains("<wall>"), "cpu=samples' record is read as CPU SAMPLES\n" + cpu.out());
+    }
+}
