@@ -109,6 +109,16 @@ START_TEST(a_thread_that_did_not_run_reuses_its_stack)
 }
 END_TEST
 
+START_TEST(a_changed_trace_splits_the_gap_at_its_midpoint)
+{
+    ck_assert_uint_eq(wall_state_split(1, true), 0); /* one tick: all to what is seen now */
+    ck_assert_uint_eq(wall_state_split(2, true), 1);
+    ck_assert_uint_eq(wall_state_split(7, true), 3);
+    ck_assert_uint_eq(wall_state_split(7, false), 0);
+    ck_assert_uint_eq(wall_state_split(0, true), 0);
+}
+END_TEST
+
 START_TEST(wall_states_option_parses_names_joined_by_plus)
 {
     unsigned m = 0;
@@ -163,5 +173,6 @@ int main(void)
                            runnable_splits_on_the_cpu_it_used, ticks_count_from_t0,
                            a_visit_weighs_the_ticks_since_the_last,
                            a_thread_that_did_not_run_reuses_its_stack,
+                           a_changed_trace_splits_the_gap_at_its_midpoint,
                            wall_states_option_parses_names_joined_by_plus));
 }

@@ -8,7 +8,7 @@ import java.util.concurrent.Semaphore;
  * wall=y's accuracy and rate program. A "request" thread repeats, for the given milliseconds,
  * a cycle of about 100 ms: 50 ms blocked in a socket read (the "writer" thread sends one byte
  * 50 ms after the request asks for it), 30 ms computing, 20 ms blocked entering a monitor the
- * "holder" thread keeps for 20 ms. Each phase is measured with System.nanoTime and printed as
+ * "holder" thread keeps for 20 ms (readPhase, compute, lockPhase). Each phase is measured with System.nanoTime and printed as
  * "phase-ms read R compute C lock L", so a test compares the profile with what really
  * happened. A "short" thread sleeps 1 s and prints how long it lived.
  */
@@ -28,6 +28,19 @@ public class WallMix {
         synchronized (LOCK) {
             sink++;
         }
+    }
+
+    /** The read phase: ask the writer for a byte, wait for it in the socket read. */
+    static void readPhase(Semaphore writerGo, InputStream in) throws Exception {
+        writerGo.release();
+        in.read();
+    }
+
+    /** The lock phase: let the holder take LOCK, then wait to enter it. */
+    static void lockPhase(Semaphore holderGo, Semaphore holderHas) throws Exception {
+        holderGo.release();
+        holderHas.acquire();
+        enterLock();
     }
 
     public static void main(String[] args) throws Exception {
@@ -70,14 +83,11 @@ public class WallMix {
                 long end = System.nanoTime() + runMs * 1_000_000L;
                 while (System.nanoTime() < end) {
                     long t0 = System.nanoTime();
-                    writerGo.release();
-                    in.read();
+                    readPhase(writerGo, in);
                     long t1 = System.nanoTime();
                     compute(30_000_000L);
                     long t2 = System.nanoTime();
-                    holderGo.release();
-                    holderHas.acquire();
-                    enterLock();
+                    lockPhase(holderGo, holderHas);
                     long t3 = System.nanoTime();
                     phases[0] += t1 - t0;
                     phases[1] += t2 - t1;

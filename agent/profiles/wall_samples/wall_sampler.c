@@ -89,41 +89,50 @@ static uint32_t trace_of(jvmtiEnv *jvmti, const struct wall_thread *t, enum hpro
     return trace_table_intern(jvmti, frame_buf, 1 + n, per_thread ? t->info->serial : 0);
 }
 
-/* Counts weight samples of t in state, on its current frames. */
-static void credit(jvmtiEnv *jvmti, struct wall_thread *t, enum hprof_wall_state state,
-                   uint64_t weight, bool fresh_stack)
+static void count(uint32_t trace, uint64_t weight)
 {
-    if (fresh_stack || !t->trace || t->state != state) {
-        t->trace = trace_of(jvmti, t, state);
-        t->state = state;
-    }
-    if (!weight || !t->trace)
+    if (!weight || !trace)
         return;
     pthread_mutex_lock(&count_lock);
-    if (sample_counts_add(counts, t->trace, weight) == 0)
+    if (sample_counts_add(counts, trace, weight) == 0)
         stats.samples += weight;
     pthread_mutex_unlock(&count_lock);
 }
 
+/* Counts weight samples of t in state, on its current frames. A visit that stands for several
+ * ticks (a batch round, or ticks the sampler missed) and finds another trace than the last
+ * one splits them at the midpoint (wall_state_split): the change happened somewhere in
+ * between, and crediting the whole gap to the new trace would favour whatever the thread does
+ * when the sampler gets the CPU back. */
+static void credit(jvmtiEnv *jvmti, struct wall_thread *t, enum hprof_wall_state state,
+                   uint64_t weight, bool fresh_stack)
+{
+    uint32_t before = t->trace;
+    if (fresh_stack || !t->trace || t->state != state) {
+        t->trace = trace_of(jvmti, t, state);
+        t->state = state;
+    }
+    uint64_t old_share = wall_state_split(weight, before != 0 && before != t->trace);
+    count(before, old_share);
+    count(t->trace, weight - old_share);
+}
+
+/* One GetStackTrace per thread, not one GetThreadListStackTraces for the batch: the list call
+ * is a safepoint of the whole VM (every thread stops until the last one, perhaps descheduled,
+ * reaches a poll), the single call a handshake with that thread alone. */
 static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
 {
-    jvmtiStackInfo *infos = NULL;
-    if (m == 0 || (*jvmti)->GetThreadListStackTraces(jvmti, (jint)m, batch_refs, depth, &infos) !=
-                      JVMTI_ERROR_NONE)
-        return;
     for (size_t i = 0; i < m; i++) {
         struct wall_thread *t = batch_slots[i];
-        const jvmtiStackInfo *si = &infos[i];
-        if (si->state == 0 || !(si->state & JVMTI_THREAD_STATE_ALIVE) || si->frame_count < 0 ||
-            !wall_threads_reserve(t, si->frame_count))
-            continue;
-        if (si->frame_count > 0)
-            memcpy(t->frames, si->frame_buffer, (size_t)si->frame_count * sizeof *t->frames);
-        t->nframes = si->frame_count;
+        jint n = 0;
+        if (!wall_threads_reserve(t, depth > 0 ? depth : 1) ||
+            (*jvmti)->GetStackTrace(jvmti, batch_refs[i], 0, depth, t->frames, &n) !=
+                JVMTI_ERROR_NONE)
+            continue; /* ended meanwhile: its ThreadEnd credits it */
+        t->nframes = n;
         t->seen.have_stack = true;
         credit(jvmti, t, batch_visits[i].state, batch_visits[i].weight, true);
     }
-    jvmti_util_free(jvmti, infos);
 }
 
 static void left_out(uint64_t weight)

@@ -23,6 +23,11 @@ enum hprof_wall_state wall_state_of(int32_t jvmti_state, uint64_t cpu_delta_ns,
     return (jvmti_state & JVMTI_THREAD_STATE_IN_NATIVE) ? HPROF_WALL_NATIVE : HPROF_WALL_RUNNABLE;
 }
 
+uint64_t wall_state_split(uint64_t weight, bool changed)
+{
+    return changed ? weight / 2 : 0;
+}
+
 int64_t wall_state_tick(uint64_t t0_ns, uint64_t now_ns, uint64_t interval_ns)
 {
     if (now_ns <= t0_ns || interval_ns == 0)

@@ -9,13 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** wall=y on real VMs: shares of a thread's wall time by state, samples per second of life, binary output. */
 class WallSamplesTest {
     static long number(Jvm.Result r, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(r.out());
+        Matcher m = Pattern.compile(regex).matcher(r.out() + r.err());
         assertTrue(m.find(), regex + " not in\n" + r.describe());
         return Long.parseLong(m.group(1));
     }
@@ -27,9 +28,9 @@ class WallSamplesTest {
     void requestSharesFollowItsPhasesAndSamplesFollowLife(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("wall-mix");
-        int interval = 10;
+        int interval = 2; // about 1500 samples of the request thread: a share's spread about 1.3 points
         Jvm.Result r = Jvm.run(jdk, dir,
-                List.of(Jvm.agentpath("wall=y,thread=y,depth=8,cutoff=0,wall_interval=" + interval + ",file=wall.txt")),
+                List.of(Jvm.agentpath("wall=y,thread=y,depth=12,cutoff=0,wall_interval=" + interval + ",file=wall.txt")),
                 "WallMix", "3000");
         assertEquals(0, r.exit(), r.describe());
         Jvm.assertNoCrash(r);
@@ -38,7 +39,7 @@ class WallSamplesTest {
         assertTrue(a.sections("CPU SAMPLES").isEmpty(), "wall=y alone writes no CPU SAMPLES\n" + a.text);
 
         Map<String, Long> byThread = new HashMap<>();
-        long read = 0, compute = 0, lock = 0, request = 0, sum = 0;
+        long read = 0, compute = 0, lock = 0, request = 0, sum = 0, readNative = 0, lockBlocked = 0;
         for (AsciiProfile.Row row : s.rows()) {
             long n = row.number(0);
             int trace = (int) row.number(1);
@@ -51,16 +52,33 @@ class WallSamplesTest {
                 continue;
             request += n;
             String state = m.get(0);
-            if (m.contains("WallMix.compute"))
+            if (m.contains("WallMix.compute")) {
                 compute += n;
-            else if (m.contains("WallMix.enterLock") && state.equals("<wall>.blocked"))
+            } else if (m.contains("WallMix.lockPhase")) {
                 lock += n;
-            else if (m.stream().anyMatch(f -> f.contains("SocketInputStream.read") || f.contains("NioSocketImpl.read"))
-                    && state.equals("<wall>.native"))
+                if (state.equals("<wall>.blocked"))
+                    lockBlocked += n;
+            } else if (m.contains("WallMix.readPhase")) {
                 read += n;
+                if (state.equals("<wall>.native"))
+                    readNative += n;
+            }
         }
         assertEquals(s.total(), sum, "cutoff=0 writes every row\n" + a.text);
 
+        // Rate: the "short" thread lived short-life-ms (as main saw it: start to join); one sample per
+        // interval of its life, whatever it did (it slept).
+        long lifeMs = number(r, "short-life-ms (\\d+)");
+        long shortSamples = byThread.getOrDefault("short", 0L);
+        double expected = (double) lifeMs / interval;
+        assertTrue(Math.abs(shortSamples - expected) <= 0.05 * expected,
+                "short lived " + lifeMs + " ms: " + shortSamples + " samples, expected " + expected + "\n" + byThread);
+        // The samples stand for fixed intervals only if the sampler kept its schedule: on a machine so
+        // loaded that it missed more than a fifth of its ticks (a handshake with a descheduled thread),
+        // the shares are not judged (reported as aborted, not passed).
+        long ticks = number(r, "in (\\d+) ticks over"), missed = number(r, "ticks over [0-9.]+ s \\((\\d+) skipped\\)");
+        Assumptions.assumeTrue(missed * 5 <= ticks + missed,
+                "the wall sampler missed " + missed + " of " + (ticks + missed) + " ticks: machine too loaded to judge shares");
         long readMs = number(r, "phase-ms read (\\d+)"), computeMs = number(r, "compute (\\d+)"),
                 lockMs = number(r, "lock (\\d+)");
         double phases = readMs + computeMs + lockMs;
@@ -70,14 +88,11 @@ class WallSamplesTest {
         assertTrue(Math.abs((double) read / request - readMs / phases) <= 0.05, shares + "\n" + a.text);
         assertTrue(Math.abs((double) compute / request - computeMs / phases) <= 0.05, shares + "\n" + a.text);
         assertTrue(Math.abs((double) lock / request - lockMs / phases) <= 0.05, shares + "\n" + a.text);
+        // What the phases wait in: the read in the socket (native), the lock phase mostly blocked on entry
+        // (the rest: parked until the holder has the monitor, longer when the machine is loaded).
+        assertTrue(readNative >= 0.9 * read, "read phase: " + readNative + " of " + read + " native\n" + a.text);
+        assertTrue(lockBlocked >= 0.6 * lock, "lock phase: " + lockBlocked + " of " + lock + " blocked\n" + a.text);
 
-        // Rate: the "short" thread lived short-life-ms (as main saw it: start to join); one sample per
-        // interval of its life, whatever it did (it slept).
-        long lifeMs = number(r, "short-life-ms (\\d+)");
-        long shortSamples = byThread.getOrDefault("short", 0L);
-        double expected = (double) lifeMs / interval;
-        assertTrue(Math.abs(shortSamples - expected) <= 0.05 * expected,
-                "short lived " + lifeMs + " ms: " + shortSamples + " samples, expected " + expected + "\n" + byThread);
         assertTrue(a.grep("<wall>.sleeping").length() > 0, a.text);
     }
 
