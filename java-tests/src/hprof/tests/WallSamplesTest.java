@@ -3,6 +3,7 @@ package hprof.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -10,6 +11,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -132,5 +134,47 @@ class WallSamplesTest {
         Jvm.Result cpu = Jvm.exec(List.of(Jvm.env("HPROF_CONVERT"), "--kind", "samples", "wall.hprof"), dir, Map.of(), 120);
         assertEquals(0, cpu.exit(), cpu.describe());
         assertTrue(!cpu.out().contains("<wall>"), "cpu=samples' record is read as CPU SAMPLES\n" + cpu.out());
+    }
+
+    /** Socket CONTROL: sampling off for all and clear gives an empty WALL SAMPLES, on again counts again
+     *  (and no sample stands for the time it was off); ascii over the socket. */
+    @Test
+    void socketControlStopsStartsAndClears() throws Exception {
+        Path dir = Jvm.workDir("wall-control");
+        try (NetTest.Peer peer = NetTest.Peer.loopback();
+             NetTest.Target t = NetTest.Target.start(Jvm.defaultJdk(), dir,
+                     List.of(Jvm.agentpath("wall=y,net=127.0.0.1:" + peer.port())), "quiet")) {
+            peer.accept(true);
+            t.awaitOut("target ready");
+            peer.send(NetTest.control(1, 4, NetTest.u8(0))); // cpu sampling off, all threads
+            peer.send(NetTest.control(2, 5));                // clear
+            Thread.sleep(600);
+            peer.send(NetTest.cmd(NetTest.CPU_SAMPLES, 3, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+            t.awaitErr(NetTest.dumpDone(peer), 1);
+            peer.send(NetTest.control(4, 3, NetTest.u8(0))); // on again
+            long on = System.nanoTime();
+            Thread.sleep(600);
+            peer.send(NetTest.cmd(NetTest.CPU_SAMPLES, 5, NetTest.cat(NetTest.u2(0), NetTest.f4(0f))));
+            t.awaitErr(NetTest.dumpDone(peer), 2);
+            long onMs = (System.nanoTime() - on) / 1_000_000;
+            peer.send(NetTest.cmd(NetTest.EXIT_VM, 6));
+            Jvm.Result r = t.await(60);
+            String text = new String(peer.awaitEnd(30_000), StandardCharsets.UTF_8);
+            List<Long> totals = Pattern.compile("WALL SAMPLES BEGIN \\(total = (\\d+)\\)").matcher(text).results()
+                    .map(m -> Long.parseLong(m.group(1))).toList();
+            assertEquals(3, totals.size(), "two commands and the exit dump\n" + r.describe() + text);
+            assertEquals(0L, totals.get(0), "off and cleared\n" + text);
+            // On for about onMs: each live thread (main sleeping in NetTarget, the VM's own) gets one
+            // sample per 20 ms of it, none for the 600 ms it was off before.
+            int threads = threadsOf(text);
+            assertTrue(totals.get(1) > 0, text);
+            assertTrue(totals.get(1) <= (long) threads * (onMs / 20 + 2), totals + " for " + threads + " threads on "
+                    + onMs + " ms\n" + text);
+            assertTrue(totals.get(2) >= totals.get(1), "counts accumulate until cleared: " + totals);
+        }
+    }
+
+    static int threadsOf(String text) {
+        return NetTest.count(text, "THREAD START (obj=");
     }
 }
