@@ -283,6 +283,28 @@ static enum set_result set_gc_okay(struct hprof_options *o, const struct opt_des
     return SET_OK;
 }
 
+/* wall_states= (wall_options.c) */
+static enum set_result set_wall_states(struct hprof_options *o, const struct opt_desc *d,
+                                       const char *v)
+{
+    (void)d;
+    return options_parse_wall_states(v, &o->wall_states) ? SET_OK : SET_BAD;
+}
+
+static enum set_result set_wall_names(struct hprof_options *o, const struct opt_desc *d,
+                                      const char *v)
+{
+    (void)d;
+    if (*v == '\0' || strlen(v) > HPROF_WALL_NAMES_MAX)
+        return SET_BAD;
+    char *copy = strdup(v);
+    if (!copy)
+        return SET_NOMEM;
+    free(o->wall_names);
+    o->wall_names = copy;
+    return SET_OK;
+}
+
 #define FIELD_OF(f) .field = offsetof(struct hprof_options, f)
 #define YES_NO .allowed = "y|n", .set = set_yes_no
 
@@ -331,6 +353,20 @@ static const struct opt_desc option_table[] = {
      FIELD_OF(sites_interval),
      .min = 0,
      .max = HPROF_SITES_INTERVAL_MAX},
+    {.name = "wall", YES_NO, FIELD_OF(wall)},
+    {.name = "wall_interval",
+     .allowed = "an integer from 1 to 1000000 (milliseconds)",
+     .set = set_int,
+     FIELD_OF(wall_interval_ms),
+     .min = 1,
+     .max = HPROF_INTERVAL_MAX_MS},
+    {.name = "wall_states",
+     .allowed = "state names joined by '+': running, runnable, blocked, waiting, parked, "
+                "sleeping, native",
+     .set = set_wall_states},
+    {.name = "wall_names",
+     .allowed = "a thread-name pattern of 1 to 256 characters (* and ? as in a shell)",
+     .set = set_wall_names},
 };
 
 #define NOPTIONS (sizeof option_table / sizeof option_table[0])
@@ -367,7 +403,7 @@ static void fail(struct parse_state *ps, const char *fmt, ...)
 
 static void fail_unknown(struct parse_state *ps, const char *name)
 {
-    char list[256] = "help"; /* all the names take about 150 bytes */
+    char list[320] = "help"; /* all the names take about 200 bytes */
     for (size_t i = 0; i < NOPTIONS; i++) {
         size_t used = strlen(list);
         snprintf(list + used, sizeof list - used, ", %s", option_table[i].name);
@@ -437,6 +473,11 @@ static void finish_dump_only(struct parse_state *ps, struct hprof_options *o)
              "format=%s holds only a heap dump: cpu=%s cannot be used with it (allowed: "
              "heap=dump)",
              f, cpu_name(o->cpu));
+    else if (o->wall)
+        fail(ps,
+             "format=%s holds only a heap dump: wall=y cannot be used with it (allowed: "
+             "heap=dump)",
+             f);
     else if (o->monitor)
         fail(ps,
              "format=%s holds only a heap dump: monitor=y cannot be used with it (allowed: "
@@ -465,7 +506,7 @@ static void finish(struct parse_state *ps, struct hprof_options *o)
         fail(ps, "file and net options cannot be used together (file=%s, net=%s:%u)", o->file,
              o->net_host, (unsigned)o->net_port);
     /* the old agent's default profile: nothing asked for means heap=all */
-    if (!o->heap_given && o->cpu == HPROF_CPU_OFF && !o->monitor && !ps->failed &&
+    if (!o->heap_given && o->cpu == HPROF_CPU_OFF && !o->monitor && !o->wall && !ps->failed &&
         (o->format == HPROF_FORMAT_ASCII || o->format == HPROF_FORMAT_BINARY))
         o->heap_sites = o->heap_dump = true;
 }
@@ -483,12 +524,15 @@ void options_defaults(struct hprof_options *opts)
     opts->force = true;
     opts->verbose = true;
     opts->memory_mb = HPROF_MEMORY_DEFAULT_MB;
+    opts->wall_interval_ms = HPROF_WALL_DEFAULT_INTERVAL_MS;
+    opts->wall_states = HPROF_WALL_ALL_STATES;
 }
 
 void options_free(struct hprof_options *opts)
 {
     free(opts->file);
     free(opts->net_host);
+    free(opts->wall_names);
     options_defaults(opts);
 }
 
@@ -653,6 +697,14 @@ static const char help_text[] =
     "sites_interval=<bytes> heap=sites: sample one         0\n"
     "                       allocation per <bytes> bytes\n"
     "                       (0 = count every allocation)\n"
+    "wall=y|n               wall-clock samples of every    n\n"
+    "                       thread whatever its state\n"
+    "wall_interval=<ms>     wall=y: sample interval        20\n"
+    "wall_states=<s>+<s>    wall=y: states kept: running,  all\n"
+    "                       runnable, blocked, waiting,\n"
+    "                       parked, sleeping, native\n"
+    "wall_names=<glob>      wall=y: threads kept by name   all\n"
+    "                       (* and ?, as in a shell)\n"
     "\n"
     "Obsolete Options\n"
     "----------------\n"
@@ -662,6 +714,8 @@ static const char help_text[] =
     "--------\n"
     "  - Sample CPU usage every 20 ms, with stack traces 3 frames deep:\n"
     "      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n"
+    "  - Where threads spend their wall time, blocked and waiting included:\n"
+    "      java -agentlib:hprof=wall=y,wall_states=blocked+waiting+native classname\n"
     "  - Heap allocation profile by allocation site:\n"
     "      java -agentlib:hprof=heap=sites classname\n"
     "  - Gzip-compressed binary heap dump, for heap dump analysers:\n"
@@ -674,8 +728,8 @@ static const char help_text[] =
     "  - The options file= and net= cannot be used together.\n"
     "  - format=phd and format=classic hold one heap dump only: heap= is dump,\n"
     "    and cpu=, monitor=y, heap=sites|all and gz=y cannot be used with them.\n"
-    "  - Without any heap=, cpu= or monitor=y option the profile is heap=all;\n"
-    "    with cpu= or monitor=y but no heap=, heap profiling is off.\n"
+    "  - Without any heap=, cpu=, monitor=y or wall=y option the profile is\n"
+    "    heap=all; with one of them but no heap=, heap profiling is off.\n"
     "  - A value given twice: the last one wins. Unknown options are errors.\n"
     "  - These behave exactly the same as -agentlib:hprof=<options>:\n"
     "      java -agentpath:/path/libhprof.so=[help]|[<option>=<value>, ...]\n"

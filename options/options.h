@@ -25,6 +25,22 @@ enum hprof_cpu_mode { HPROF_CPU_OFF = 0, HPROF_CPU_SAMPLES, HPROF_CPU_TIMES, HPR
 /* cpu=samples' sampler: signals on per-thread CPU-time timers with AsyncGetCallTrace (the
  * default), or the agent thread's rounds with GetThreadListStackTraces (doc/cpu-samples.md). */
 enum hprof_sampler { HPROF_SAMPLER_ASYNC = 0, HPROF_SAMPLER_SAFEPOINT };
+/* wall=y: the states a wall sample can record (doc/wall-samples.md), in the order of
+ * options_wall_state_name; wall_states= keeps a subset (bit 1 << state). */
+enum hprof_wall_state {
+    HPROF_WALL_RUNNING = 0, /* RUNNABLE and on the CPU for most of the interval */
+    HPROF_WALL_RUNNABLE,    /* RUNNABLE in Java or the VM, mostly off the CPU */
+    HPROF_WALL_BLOCKED,     /* waiting to enter a monitor */
+    HPROF_WALL_WAITING,     /* Object.wait, join, other waits */
+    HPROF_WALL_PARKED,      /* LockSupport.park */
+    HPROF_WALL_SLEEPING,    /* Thread.sleep */
+    HPROF_WALL_NATIVE,      /* in a native method, mostly off the CPU: I/O, a system call */
+    HPROF_WALL_NSTATES
+};
+#define HPROF_WALL_ALL_STATES ((1u << HPROF_WALL_NSTATES) - 1)
+#define HPROF_WALL_DEFAULT_INTERVAL_MS 20
+#define HPROF_WALL_NAMES_MAX 256
+
 /* PHD and classic hold only a heap dump (OpenJ9's formats, doc/phd.md). */
 enum hprof_format {
     HPROF_FORMAT_ASCII = 0,
@@ -57,6 +73,10 @@ struct hprof_options {
     enum hprof_sampler sampler; /* sampler=async|safepoint: extension, default async */
     uint64_t sites_interval;    /* sites_interval=<bytes>: extension, 0 = exact sites */
     int memory_mb;              /* memory=<MB>: extension, the tables' budget, 0 = none */
+    bool wall;                  /* wall=y|n: extension, wall-clock sampling */
+    int wall_interval_ms;       /* wall_interval=<ms>, default 20 */
+    unsigned wall_states;       /* wall_states=<s>+<s>...: bits of hprof_wall_state kept */
+    char *wall_names;           /* wall_names=<glob>: threads kept by name; NULL = all */
     char warnings[512];         /* non-fatal notes (gc_okay, msa), one per line */
                                 /* (each line ends with '\n'; "" when none) */
 };
@@ -72,6 +92,12 @@ struct hprof_options {
  * twice: the last one wins. Items are separated by single commas, one trailing comma is
  * tolerated. */
 struct hprof_error options_parse(const char *str, struct hprof_options *out);
+
+/* "running", "runnable", "blocked", "waiting", "parked", "sleeping", "native"; NULL when out
+ * of range. */
+const char *options_wall_state_name(unsigned state);
+/* "blocked+waiting+native" -> *mask (bits 1 << state). False on an unknown or empty name. */
+bool options_parse_wall_states(const char *v, unsigned *mask);
 
 /* Releases strings allocated by options_parse; *opts is left with defaults. */
 void options_free(struct hprof_options *opts);

@@ -479,7 +479,7 @@ START_TEST(error_unknown_option)
 {
     bad("foo=1", "unknown option 'foo'", "allowed: help, heap, cpu, monitor, format, file, net",
         "depth, interval, cutoff, lineno, thread, doe, msa, force, verbose, gc_okay, gz",
-        "sites_interval)", NULL);
+        "wall_names)", NULL);
     bad("heap=sites,Heap=dump", "unknown option 'Heap'", NULL); /* names are case-sensitive */
     bad(" heap=sites", "unknown option ' heap'", NULL);
     bad("=dump", "unknown option ''", NULL);
@@ -488,7 +488,7 @@ START_TEST(error_unknown_option)
     char s[400];
     memset(s, 'x', 300);
     strcpy(s + 300, "=1");
-    bad(s, "unknown option 'xxxx", "sites_interval)", NULL);
+    bad(s, "unknown option 'xxxx", "wall_names)", NULL);
 }
 END_TEST
 
@@ -633,7 +633,7 @@ START_TEST(error_long_value_cut_to_fit)
     strcat(typo, "z=1");
     e = options_parse(typo, &o);
     ck_assert(hprof_failed(&e));
-    ck_assert_ptr_nonnull(strstr(e.text, "sites_interval)"));
+    ck_assert_ptr_nonnull(strstr(e.text, "wall_names)"));
 }
 END_TEST
 

@@ -136,6 +136,46 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
     w->ops->close(w);
 }
 
+/* wall=y's output as the agent writes it: the <wall> class and a state pseudo-frame on top of
+ * trace 4, a wall section (3 samples on it, 2 on trace 2 seen parked) before CPU SAMPLES. */
+static void write_wall_profile(const char *path, bool binary)
+{
+    struct hprof_sink *s = NULL;
+    struct hprof_error err = sink_open_file(path, false, &s);
+    ck_assert_msg(s != NULL, "%s", err.text);
+    struct hprof_writer *w = binary ? binary_writer_new(s) : ascii_writer_new(s);
+    w->ops->begin(w);
+    for (unsigned i = 1; i < sizeof strs / sizeof *strs; i++)
+        w->ops->string(w, i, strs[i], strlen(strs[i]));
+    w->ops->string(w, 20, "<wall>", 6);
+    w->ops->string(w, 21, "native", 6);
+    w->ops->string(w, 22, "parked", 6);
+    w->ops->string(w, 23, "", 0);
+    w->ops->load_class(w, 1, 0x100, HPROF_TRACE_SERIAL_NONE, S_ALLOC, "Alloc");
+    w->ops->load_class(w, 3, 0x300, HPROF_TRACE_SERIAL_NONE, 20, "<wall>");
+    const struct hprof_frame native = {0x2001,   21,       23, 0,   3, HPROF_LINE_UNKNOWN,
+                                       "<wall>", "native", "", NULL},
+                             parked = {0x2002,   22,       23, 0,   3, HPROF_LINE_UNKNOWN,
+                                       "<wall>", "parked", "", NULL};
+    const struct hprof_frame t2[] = {f_make, f_main}, t4[] = {native, f_spin, f_main},
+                             t5[] = {parked, f_make, f_main};
+    w->ops->frame(w, &f_make);
+    w->ops->frame(w, &f_main);
+    w->ops->frame(w, &f_spin);
+    w->ops->frame(w, &native);
+    w->ops->frame(w, &parked);
+    w->ops->trace(w, 1, 0, 0, NULL);
+    w->ops->trace(w, 2, 0, 2, t2);
+    w->ops->trace(w, 4, 0, 3, t4);
+    w->ops->trace(w, 5, 0, 3, t5);
+    const struct hprof_cost_row wall[] = {{4, 3, 3, "Alloc.spin[native]"},
+                                          {5, 2, 2, "Alloc.make[parked]"}};
+    const struct hprof_cost_row cpu[] = {{2, 7, 7, "Alloc.make"}};
+    w->ops->wall_samples(w, &(struct hprof_cost_report){5, 2, wall, 0});
+    w->ops->cpu_samples(w, &(struct hprof_cost_report){7, 1, cpu, 0});
+    w->ops->close(w);
+}
+
 /* nth: 0 the last section of each kind, n the n-th */
 static struct hprof_profile *load(const char *path, unsigned nth)
 {
@@ -505,6 +545,37 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* ascii WALL SAMPLES and the binary CPU SAMPLES record of <wall> traces are both read as the
+ * WALL SAMPLES section; cpu=samples' record after it stays CPU SAMPLES. */
+START_TEST(test_wall_samples)
+{
+    for (int binary = 0; binary < 2; binary++) {
+        const char *path = scratch_path(binary ? "wall.hprof" : "wall.txt");
+        write_wall_profile(path, binary);
+        struct hprof_profile *p = load(path, 0);
+        const struct hprof_section *s = &p->sections[HPROF_WALL_SAMPLES];
+        ck_assert(s->present);
+        ck_assert_uint_eq(s->count, 1);
+        ck_assert_uint_eq(s->total, 5);
+        ck_assert_uint_eq(s->nrows, 2);
+        ck_assert_uint_eq(s->rows[0].v[0], 3);
+        ck_assert_uint_eq(s->rows[1].v[0], 2);
+        const struct hprof_ptrace *t = &p->traces[s->rows[0].trace];
+        ck_assert_uint_eq(t->nframes, 3);
+        ck_assert_str_eq(p->frames[t->frames[0]].class_name, "<wall>");
+        ck_assert_str_eq(p->frames[t->frames[0]].method, "native");
+        ck_assert_str_eq(p->frames[t->frames[1]].method, "spin");
+        ck_assert_str_eq(hprof_section_name(HPROF_WALL_SAMPLES), "WALL SAMPLES");
+        const struct hprof_section *c = &p->sections[HPROF_CPU_SAMPLES];
+        ck_assert(c->present);
+        ck_assert_uint_eq(c->count, 1);
+        ck_assert_uint_eq(c->total, 7);
+        ck_assert_uint_eq(c->nrows, 1);
+        hprof_profile_free(p);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -512,7 +583,7 @@ int main(void)
         suite_add_tests(s, "profile", 60,
                         TESTS(test_binary_plain, test_binary_gzip, test_ascii_plain, test_stdin,
                               test_two_dumps, test_ascii_times_old_monitors, test_ascii_ms_shared,
-                              test_real_runs, test_truncated, test_bad_input));
+                              test_real_runs, test_truncated, test_bad_input, test_wall_samples));
     tcase_add_checked_fixture(tc, setup, teardown);
     return run_suite(s);
 }

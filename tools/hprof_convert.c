@@ -26,7 +26,7 @@ static const struct {
 } kinds[] = {
     {"samples", HPROF_CPU_SAMPLES, "cpu=samples"}, {"times", HPROF_CPU_TIME, "cpu=times"},
     {"old", HPROF_CPU_METHODS, "cpu=old"},         {"sites", HPROF_SITES, "heap=sites"},
-    {"monitor", HPROF_MONITOR_TIME, "monitor=y"},
+    {"monitor", HPROF_MONITOR_TIME, "monitor=y"},  {"wall", HPROF_WALL_SAMPLES, "wall=y"},
 };
 #define NKINDS (sizeof kinds / sizeof *kinds)
 
@@ -39,7 +39,8 @@ static void usage(FILE *f)
           "                      html, .pb.gz/.pprof -> pprof, else collapsed)\n"
           "  -o, --output FILE   write FILE (default: standard output)\n"
           "  -k, --kind KIND     samples (cpu=samples), times (cpu=times), old (cpu=old),\n"
-          "                      sites (heap=sites), monitor (monitor=y); default: the first\n"
+          "                      sites (heap=sites), monitor (monitor=y), wall (wall=y);\n"
+          "                      default: the first\n"
           "                      of these the file holds\n"
           "  -m, --measure NAME  the measure of collapsed and html (default: the kind's first):\n"
           "                      samples | time_ms, calls | self_ms, total_ms, calls |\n"

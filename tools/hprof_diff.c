@@ -24,7 +24,8 @@ static void usage(FILE *o)
             "usage: hprof-diff [options] BASE NEW\n"
             "Compares two profiles of the agent (or two heap dumps: HPROF or PHD) and exits\n"
             "0 if nothing crossed a threshold, 1 on a regression, 2 on bad usage or input.\n"
-            "  --kind K[,K]        kinds to compare: cpu, times, methods, sites, monitor, heap\n"
+            "  --kind K[,K]        kinds to compare: cpu, times, methods, sites, monitor, heap,\n"
+            "                      wall (wall=y's WALL SAMPLES)\n"
             "                      (default: every kind both files hold)\n"
             "  --section N         which section of each kind (1 = first, 0 = last; default 0);\n"
             "  --base-section N    --new-section N: the same for one file (two dumps of one file)\n"
@@ -381,7 +382,7 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
     int status = 2;
     if (bphd) {
         if (kinds_given && (!want[DK_HEAP] || want[DK_CPU] || want[DK_TIMES] || want[DK_METHODS] ||
-                            want[DK_SITES] || want[DK_MONITOR])) {
+                            want[DK_SITES] || want[DK_MONITOR] || want[DK_WALL])) {
             fprintf(stderr, "hprof-diff: PHD files hold heap dumps only (--kind heap)\n");
             goto out;
         }

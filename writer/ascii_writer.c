@@ -216,6 +216,15 @@ static void ascii_cpu_samples(struct hprof_writer *w, const struct hprof_cost_re
     OUT(w, "CPU SAMPLES END\n");
 }
 
+static void ascii_wall_samples(struct hprof_writer *w, const struct hprof_cost_report *r)
+{
+    char date[WRITER_DATE_LEN];
+    OUT(w, "WALL SAMPLES BEGIN (total = %" PRIu64 ") %s\n", r->total, now_date(w, date));
+    OUT(w, "rank   self  accum   count trace method\n");
+    cost_rows(w, r, "");
+    OUT(w, "WALL SAMPLES END\n");
+}
+
 static void ascii_cpu_times(struct hprof_writer *w, const struct hprof_cost_report *r)
 {
     char date[WRITER_DATE_LEN];
@@ -544,6 +553,7 @@ static const struct hprof_writer_ops ascii_ops = {
     .sites = ascii_sites,
     .heap_summary = ascii_heap_summary,
     .cpu_samples = ascii_cpu_samples,
+    .wall_samples = ascii_wall_samples,
     .cpu_times = ascii_cpu_times,
     .cpu_old = ascii_cpu_old,
     .monitor_time = ascii_monitor_time,

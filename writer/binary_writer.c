@@ -315,6 +315,7 @@ static const struct hprof_writer_ops binary_ops = {
     .sites = bin_sites,
     .heap_summary = bin_heap_summary,
     .cpu_samples = bin_cpu_samples,
+    .wall_samples = bin_cpu_samples, /* the same record; its traces say it is wall time */
     .cpu_times = bin_cpu_times,
     .cpu_old = bin_cpu_old,
     .monitor_time = bin_monitor_time,

@@ -332,6 +332,9 @@ struct hprof_writer_ops {
     void (*heap_summary)(struct hprof_writer *w, const struct hprof_heap_summary *s);
     void (*cpu_samples)(struct hprof_writer *w, const struct hprof_cost_report *r);
     void (*cpu_times)(struct hprof_writer *w, const struct hprof_cost_report *r);
+    /* wall=y: ascii WALL SAMPLES; binary a CPU SAMPLES record (its traces' top frames are
+     * the <wall> state pseudo-frames, doc/wall-samples.md) */
+    void (*wall_samples)(struct hprof_writer *w, const struct hprof_cost_report *r);
     void (*cpu_old)(struct hprof_writer *w, const struct hprof_method_time_report *r);
     void (*monitor_time)(struct hprof_writer *w, const struct hprof_cost_report *r);
     void (*monitor_wait)(struct hprof_writer *w, const char *class_sig, int64_t timeout_ms,

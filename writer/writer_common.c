@@ -228,6 +228,7 @@ void writer_common_init(struct hprof_writer *w, const struct hprof_writer_ops *o
         .heap_summary = OR(heap_summary, no_heap_summary),
         .cpu_samples = OR(cpu_samples, no_cost_report),
         .cpu_times = OR(cpu_times, no_cost_report),
+        .wall_samples = OR(wall_samples, no_cost_report),
         .cpu_old = OR(cpu_old, no_cpu_old),
         .monitor_time = OR(monitor_time, no_cost_report),
         .monitor_wait = OR(monitor_wait, no_monitor_wait),

@@ -25,13 +25,14 @@
 #include "string_table.h"
 #include "thread_table.h"
 #include "trace_table.h"
+#include "wall_samples.h"
 
 /* Every profile the agent knows, in the order their sections appear in a dump. The socket
  * listener is core's (control_listener.h): it starts before the profiles and, at VM death,
  * stops taking commands before they stop. */
 static const struct hprof_profile *const all_profiles[] = {
-    &heap_dump_profile, &heap_sites_profile, &cpu_samples_profile,
-    &cpu_times_profile, &monitors_profile,
+    &heap_dump_profile,   &heap_sites_profile, &wall_samples_profile,
+    &cpu_samples_profile, &cpu_times_profile,  &monitors_profile,
 };
 
 static const struct hprof_profile *enabled_profiles[sizeof all_profiles / sizeof *all_profiles];

@@ -254,6 +254,16 @@ static int gzip_to(const uint8_t *d, size_t n, FILE *out)
     return ferror(out) ? -1 : 0;
 }
 
+/* The state of a WALL SAMPLES row: its trace's top frame "<wall>.<state>"; NULL otherwise. */
+static const char *wall_state_of(const struct hprof_profile *p, const struct hprof_section *s,
+                                 const struct hprof_ptrace *t)
+{
+    if (s->kind != HPROF_WALL_SAMPLES || !t || t->nframes == 0)
+        return NULL;
+    const struct hprof_pframe *f = &p->frames[t->frames[0]];
+    return strcmp(f->class_name, "<wall>") == 0 ? f->method : NULL;
+}
+
 int conv_pprof(const struct conv *c, const char *comment, FILE *out)
 {
     const struct hprof_profile *p = c->p;
@@ -358,6 +368,13 @@ int conv_pprof(const struct conv *c, const char *comment, FILE *out)
         for (unsigned m = 0; m < nm; m++)
             pb_varint(&e.sub, r->v[m] > INT64_MAX ? INT64_MAX : r->v[m]);
         pb_len(&e.msg, 2, e.sub.b, e.sub.n);
+        const char *state = wall_state_of(p, s, t);
+        if (state) { /* Label {key = "state", str = the state}: pprof -tagfocus=state=native */
+            e.sub.n = 0;
+            pb_uint(&e.sub, 1, str_ix(&e.strs, "state"));
+            pb_uint(&e.sub, 2, str_ix(&e.strs, state));
+            pb_len(&e.msg, 3, e.sub.b, e.sub.n);
+        }
         pb_len(&e.out, 2, e.msg.b, e.msg.n);
     }
     free(locs);

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 /* The kinds hprof-diff compares, by the name the command line and the rules file use. */
-enum diff_kind { DK_CPU, DK_TIMES, DK_METHODS, DK_SITES, DK_MONITOR, DK_HEAP, DK_NKINDS };
+enum diff_kind { DK_CPU, DK_TIMES, DK_METHODS, DK_SITES, DK_MONITOR, DK_HEAP, DK_WALL, DK_NKINDS };
 
 /* What one entry stands for. */
 enum diff_group {

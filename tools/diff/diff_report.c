@@ -165,6 +165,7 @@ static const char *partition_name(const struct diff_table *t)
 {
     switch (t->kind) {
     case DK_CPU:
+    case DK_WALL:
     case DK_TIMES:
         return "stacks";
     case DK_METHODS:
@@ -580,7 +581,8 @@ void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
 
 static bool stack_shaped(const struct diff_table *t)
 {
-    return t->kind == DK_CPU || t->kind == DK_TIMES || t->kind == DK_SITES || t->kind == DK_MONITOR;
+    return t->kind == DK_CPU || t->kind == DK_WALL || t->kind == DK_TIMES || t->kind == DK_SITES ||
+           t->kind == DK_MONITOR;
 }
 
 /* t's stacks merged into one tree with (base, new) of the first judged measure per node, drawn

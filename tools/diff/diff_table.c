@@ -35,11 +35,11 @@ char *diff_xstrdup(const char *s)
     return memcpy(diff_xmalloc(n), s, n);
 }
 
-static const char *const kind_names[DK_NKINDS] = {"cpu",   "times",   "methods",
-                                                  "sites", "monitor", "heap"};
+static const char *const kind_names[DK_NKINDS] = {"cpu",     "times", "methods", "sites",
+                                                  "monitor", "heap",  "wall"};
 static const enum hprof_section_kind kind_sections[DK_NKINDS] = {
-    HPROF_CPU_SAMPLES, HPROF_CPU_TIME,     HPROF_CPU_METHODS,
-    HPROF_SITES,       HPROF_MONITOR_TIME, HPROF_HEAP_CLASSES};
+    HPROF_CPU_SAMPLES,  HPROF_CPU_TIME,     HPROF_CPU_METHODS, HPROF_SITES,
+    HPROF_MONITOR_TIME, HPROF_HEAP_CLASSES, HPROF_WALL_SAMPLES};
 static const char *const group_names[DG_NGROUPS] = {"stack", "self",    "total", "method",
                                                     "site",  "monitor", "class"};
 
@@ -239,6 +239,7 @@ static void from_profile(struct builder *b, const struct hprof_profile *p, bool 
         put(b, "");
         switch (t->kind) {
         case DK_CPU:
+        case DK_WALL:
         case DK_TIMES: {
             stack_key(b, p, tr);
             struct diff_entry *e = entry(b, DG_STACK, b->buf);

@@ -43,6 +43,7 @@ enum diff_model diff_measure_model(enum diff_kind k, unsigned m)
 {
     switch (k) {
     case DK_CPU:
+    case DK_WALL:
         return DMM_SAMPLED;
     case DK_TIMES:   /* time_ms, calls */
     case DK_MONITOR: /* time_ms, entries */
@@ -59,6 +60,7 @@ static enum diff_group partition_group(enum diff_kind k)
 {
     switch (k) {
     case DK_CPU:
+    case DK_WALL:
     case DK_TIMES:
         return DG_STACK;
     case DK_METHODS:

@@ -15,9 +15,10 @@
 #include <zlib.h>
 
 static const char *const section_names[HPROF_NSECTIONS] = {
-    "CPU SAMPLES", "CPU TIME", "CPU TIME BY METHOD", "SITES", "MONITOR TIME", "HEAP DUMP",
+    "CPU SAMPLES",  "CPU TIME",  "CPU TIME BY METHOD", "SITES",
+    "MONITOR TIME", "HEAP DUMP", "WALL SAMPLES",
 };
-static const unsigned nmeasures[HPROF_NSECTIONS] = {1, 2, 3, 4, 2, 2};
+static const unsigned nmeasures[HPROF_NSECTIONS] = {1, 2, 3, 4, 2, 2, 1};
 static const char *const measures[HPROF_NSECTIONS][HPROF_MAX_MEASURES] = {
     {"samples"},
     {"time_ms", "calls"},
@@ -25,6 +26,7 @@ static const char *const measures[HPROF_NSECTIONS][HPROF_MAX_MEASURES] = {
     {"alloc_bytes", "alloc_objects", "live_bytes", "live_objects"},
     {"time_ms", "entries"},
     {"instances", "bytes"},
+    {"samples"},
 };
 
 const char *hprof_section_name(enum hprof_section_kind k)

@@ -52,6 +52,8 @@ enum hprof_section_kind {
     HPROF_SITES,        /* alloc_bytes, alloc_objects, live_bytes, live_objects */
     HPROF_MONITOR_TIME, /* time_ms, entries (contended monitor entries) */
     HPROF_HEAP_CLASSES, /* instances, bytes (the class histogram of a heap dump) */
+    HPROF_WALL_SAMPLES, /* samples (wall=y: ascii WALL SAMPLES; binary a CPU SAMPLES record
+                           whose traces have a <wall> state pseudo-frame on top) */
     HPROF_NSECTIONS
 };
 
@@ -111,7 +113,8 @@ const struct hprof_section *hprof_profile_section(const struct hprof_profile *p,
 
 void hprof_profile_free(struct hprof_profile *p);
 
-/* "CPU SAMPLES", "CPU TIME", "CPU TIME BY METHOD", "SITES", "MONITOR TIME", "HEAP DUMP" */
+/* "CPU SAMPLES", "CPU TIME", "CPU TIME BY METHOD", "SITES", "MONITOR TIME", "HEAP DUMP",
+ * "WALL SAMPLES" */
 const char *hprof_section_name(enum hprof_section_kind k);
 /* number of measures of kind k, and the name of measure i ("samples", "time_ms", ...) */
 unsigned hprof_section_nmeasures(enum hprof_section_kind k);

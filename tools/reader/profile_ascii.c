@@ -348,6 +348,8 @@ static void record_line(struct aparse *A, const struct aline *l)
         A->in_trace = true;
     } else if (starts(s, "CPU SAMPLES BEGIN")) {
         begin(A, l, A_SAMPLES, HPROF_CPU_SAMPLES, "CPU SAMPLES END", total_of(s));
+    } else if (starts(s, "WALL SAMPLES BEGIN")) {
+        begin(A, l, A_SAMPLES, HPROF_WALL_SAMPLES, "WALL SAMPLES END", total_of(s));
     } else if (starts(s, "CPU TIME (ms) BEGIN")) {
         begin(A, l, A_TIMES, HPROF_CPU_TIME, "CPU TIME (ms) END", total_of(s));
     } else if (starts(s, "CPU TIME BY METHOD (ms) BEGIN")) {

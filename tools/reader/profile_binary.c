@@ -151,10 +151,36 @@ static void on_sites(void *ctx, uint16_t flags, uint64_t alloc_bytes, uint64_t a
     }
 }
 
+/* wall=y writes its samples as a CPU SAMPLES record whose traces have a pseudo-frame of class
+ * "<wall>" on top (doc/wall-samples.md): such a record is a WALL SAMPLES section. The first
+ * row's trace tells (the agent writes no empty wall record in binary). */
+static bool wall_record(const struct pbinary *B, size_t n, const struct hprof_sample_rec *rows)
+{
+    const struct btrace *t = NULL;
+    for (size_t i = B->tr.n; n > 0 && !t && i-- > 0;)
+        if (B->tr.v[i].serial == rows[0].trace)
+            t = &B->tr.v[i];
+    if (!t || t->nframes == 0)
+        return false;
+    uint64_t fid = B->fids.v[t->first], name = 0;
+    uint32_t cls = 0;
+    for (size_t i = 0; i < B->fr.n && !cls; i++)
+        if (B->fr.v[i].id == fid)
+            cls = B->fr.v[i].class_serial;
+    for (size_t i = 0; i < B->cls.n && !name; i++)
+        if (B->cls.v[i].serial == cls)
+            name = B->cls.v[i].name;
+    for (size_t i = 0; i < B->strs.n && name; i++)
+        if (B->strs.v[i].id == name)
+            return strcmp(B->strs.v[i].s, "<wall>") == 0;
+    return false;
+}
+
 static void on_cpu_samples(void *ctx, uint32_t total, size_t n, const struct hprof_sample_rec *rows)
 {
     struct pbinary *B = ctx;
-    struct hprof_section *s = pm_section_begin(B->M, HPROF_CPU_SAMPLES, total);
+    enum hprof_section_kind k = wall_record(B, n, rows) ? HPROF_WALL_SAMPLES : HPROF_CPU_SAMPLES;
+    struct hprof_section *s = pm_section_begin(B->M, k, total);
     if (!s || !reserve_rows(B, s, n ? n : 1))
         return;
     for (size_t i = 0; i < n; i++)

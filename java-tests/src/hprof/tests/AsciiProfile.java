@@ -45,6 +45,7 @@ public final class AsciiProfile {
             "SITES", List.of("          percent          live          alloc'ed  stack class",
                     " rank   self  accum     bytes objs     bytes  objs trace name"),
             "CPU SAMPLES", List.of("rank   self  accum   count trace method"),
+            "WALL SAMPLES", List.of("rank   self  accum   count trace method"),
             "CPU TIME (ms)", List.of("rank   self  accum   count trace method"),
             "CPU TIME BY METHOD (ms)", List.of("rank   self  accum   count  self_ms total_ms method signature"),
             "MONITOR TIME", List.of("rank   self  accum   count trace monitor"));
