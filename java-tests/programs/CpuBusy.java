@@ -3,6 +3,8 @@
  * returns, Thread.sleep, LockSupport.park, Object.wait and a monitor entry. With the argument
  * "native", a thread "native-busy" also compresses data in Deflater's native code.
  * Prints "busy-cpu-ms N": the CPU time the busy thread used, to compare with its samples.
+ * The busy thread runs until it has used <milliseconds> of CPU time (not wall time: on a loaded
+ * machine a wall-time run got too few samples to judge), or twenty times that in wall time.
  * Usage: CpuBusy <milliseconds> [native] */
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
@@ -112,12 +114,13 @@ public class CpuBusy {
             });
         }
         Thread busy = new Thread(() -> {
-            long end = System.nanoTime() + millis * 1_000_000L;
-            while (System.nanoTime() < end) {
+            var mx = ManagementFactory.getThreadMXBean();
+            long budget = millis * 1_000_000L, wallEnd = System.nanoTime() + 20 * budget;
+            while (mx.getCurrentThreadCpuTime() < budget && System.nanoTime() < wallEnd) {
                 sink += hotA(300_000);
                 sink += hotB(100_000);
             }
-            long cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+            long cpu = mx.getCurrentThreadCpuTime();
             System.out.println("busy-cpu-ms " + cpu / 1_000_000);
         }, "busy");
         busy.start();

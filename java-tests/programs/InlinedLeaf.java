@@ -5,7 +5,7 @@
  * takes stacks at polls credits loop(); one that interrupts the thread where it runs credits
  * mix() (as an inlined frame above loop()).
  * Prints "leaf-cpu-ms N": the CPU time the thread used.
- * Usage: InlinedLeaf <milliseconds> */
+ * Usage: InlinedLeaf <milliseconds of the loop thread's CPU time> */
 import java.lang.management.ManagementFactory;
 
 public class InlinedLeaf {
@@ -60,9 +60,10 @@ public class InlinedLeaf {
         long[] cpu = new long[1];
         Thread t = new Thread(() -> {
             var mx = ManagementFactory.getThreadMXBean();
-            long end = System.nanoTime() + millis * 1_000_000L;
+            // CPU time, not wall time: on a loaded machine a wall-time run got too few samples.
+            long budget = millis * 1_000_000L, wallEnd = System.nanoTime() + 20 * budget;
             long acc = 0;
-            while (System.nanoTime() < end)
+            while (mx.getCurrentThreadCpuTime() < budget && System.nanoTime() < wallEnd)
                 acc += loop(1_000_000, acc);
             sink = acc;
             cpu[0] = mx.getCurrentThreadCpuTime();
