@@ -280,17 +280,23 @@ struct live_counts {
     uint64_t *objs, *bytes;
 };
 
+/* The site an object of the heap is counted at: its tag's, or for an untagged object of a
+ * class with a default site (class_tag is the class's tag in the walk's environment, set only
+ * in the class's own), that default; 0 for none. */
+static uint64_t site_of(uint64_t tag, jlong class_tag)
+{
+    if (tag != 0)
+        return tag_site(tag);
+    struct site_class *k = heap_sites_state.defaults ? sites_walks_default_class(class_tag) : NULL;
+    return k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+}
+
 static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                                void *user_data)
 {
     (void)length;
     struct live_counts *lc = user_data;
-    uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
-    if (tag == 0) {
-        struct site_class *k =
-            heap_sites_state.defaults ? sites_walks_default_class(class_tag) : NULL;
-        site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
-    }
+    uint64_t site = site_of((uint64_t)*tag_ptr, class_tag);
     if (site >= SITE_ID_FIRST && site < lc->end) {
         lc->objs[site]++;
         lc->bytes[site] += (uint64_t)size;
@@ -485,19 +491,49 @@ done:
     pthread_mutex_unlock(&heap_sites_state.control_lock);
 }
 
-uint32_t heap_sites_trace_of(uint64_t tag, uint32_t class_serial)
+/* ---- for heap dumps ------------------------------------------------------------------- */
+
+struct object_walk {
+    heap_sites_object_fn fn;
+    void *ctx;
+    uint32_t end;
+};
+
+static jint JNICALL visit_object(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                 void *user_data)
 {
-    uint64_t site = tag_site(tag);
-    if (tag == 0) {
-        struct site_class *k =
-            heap_sites_state.defaults ? site_table_class_peek(class_serial) : NULL;
-        uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
-        if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
-            site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
-    }
-    const struct site *s =
-        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? site_table_get((uint32_t)site) : NULL;
+    (void)length;
+    const struct object_walk *ow = user_data;
+    uint64_t site = site_of((uint64_t)*tag_ptr, class_tag);
+    if (site >= SITE_ID_FIRST && site < ow->end)
+        ow->fn(ow->ctx, tag_ptr, class_tag, size, (uint32_t)site);
+    return 0;
+}
+
+bool heap_sites_walk_objects(heap_sites_object_fn fn, void *ctx, uint64_t *collections)
+{
+    if (heap_sites_state.sampled || tag_envs_count() == 0)
+        return false;
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    alloc_gate_close();
+    *collections = tag_envs_collections();
+    struct object_walk ow = {fn, ctx, site_table_end()};
+    for (int i = 0; i < tag_envs_count(); i++)
+        sites_walks_walk_filtered(tag_envs_at(i), 0, NULL, visit_object, &ow);
+    alloc_gate_open();
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
+    return true;
+}
+
+uint32_t heap_sites_trace_of_site(uint32_t site)
+{
+    const struct site *s = site_table_get(site);
     return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
+}
+
+uint64_t heap_sites_collections(void)
+{
+    return tag_envs_collections();
 }
 
 /* A socket command asked for ALLOC SITES while heap=sites is off: the section, empty (no
