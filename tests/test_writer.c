@@ -1199,7 +1199,8 @@ START_TEST(test_bin_dump_misuse)
     w->ops->root(w, &r);
     w->ops->string(w, 1, "x", 1); /* inside a dump: dropped */
     w->ops->thread_end(w, 3);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1}); /* nested: ignored */
+    w->ops->heap_dump_begin(
+        w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1}); /* nested: ignored */
     w->ops->heap_dump_end(w, NULL);
     w->ops->heap_dump_end(w, NULL); /* a second end: ignored */
     char *err = capture_end();

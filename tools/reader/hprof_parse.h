@@ -101,7 +101,7 @@ struct hprof_class_row {
 
 struct hprof_trace_row {
     uint32_t trace;
-    char *name; /* class name, or "int[]" etc. for primitive arrays */
+    char *name;            /* class name, or "int[]" etc. for primitive arrays */
     uint64_t count, bytes; /* bytes: of the records' values or elements */
 };
 

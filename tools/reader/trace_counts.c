@@ -56,8 +56,8 @@ void hp_trace_count(struct parser *P, struct trace_counts *T, uint32_t trace, ui
         grow(P, T);
     struct trace_count *e = find(T, trace, class_id, prim);
     if (!e->used) {
-        *e = (struct trace_count){.class_id = class_id, .trace = trace, .prim = (uint8_t)prim,
-                                  .used = true};
+        *e = (struct trace_count){
+            .class_id = class_id, .trace = trace, .prim = (uint8_t)prim, .used = true};
         T->n++;
     }
     e->count++;

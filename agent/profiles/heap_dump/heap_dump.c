@@ -53,6 +53,7 @@ struct dump_ctx {
     uint64_t objects, heap_bytes;
     uint64_t start_us, last_report_us;
     struct heap_site_map sites; /* allocation sites of the objects (active: heap=sites exact) */
+    uint64_t with_site, without_site; /* instances and arrays written with a trace, without */
 };
 
 static hprof_id class_id(const struct dump_class *c)
@@ -67,8 +68,13 @@ static uint32_t u32_size(uint64_t size)
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-static void progress(struct dump_ctx *d, uint64_t size)
+/* An instance or array written (its trace counted). */
+static void progress(struct dump_ctx *d, uint64_t size, uint32_t trace)
 {
+    if (trace == HPROF_TRACE_SERIAL_NONE)
+        d->without_site++;
+    else
+        d->with_site++;
     d->objects++;
     d->heap_bytes += size;
     if (d->objects % PROGRESS_OBJECTS != 0 || !log_verbose())
@@ -109,7 +115,7 @@ static void write_instance(void *ctx, const struct dump_class *c, hprof_id id, u
         .values = values,
     };
     d->w->ops->instance_dump(d->w, &o);
-    progress(d, size);
+    progress(d, size, trace);
 }
 
 static void write_obj_array(void *ctx, const struct dump_class *c, hprof_id id, uint32_t trace,
@@ -127,7 +133,7 @@ static void write_obj_array(void *ctx, const struct dump_class *c, hprof_id id, 
         .elems = elems,
     };
     d->w->ops->obj_array_dump(d->w, &a);
-    progress(d, size);
+    progress(d, size, trace);
 }
 
 static void write_prim_array(void *ctx, hprof_id id, uint32_t trace, enum hprof_basic_type type,
@@ -143,7 +149,7 @@ static void write_prim_array(void *ctx, hprof_id id, uint32_t trace, enum hprof_
         .elems = elems,
     };
     d->w->ops->prim_array_dump(d->w, &a);
-    progress(d, size);
+    progress(d, size, trace);
 }
 
 static uint32_t site_trace_of(void *ctx, uint64_t address)
@@ -344,7 +350,7 @@ static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
     char sites[96] = "";
     if (d->sites.active)
         snprintf(sites, sizeof sites, ", %llu with an allocation site, %llu without",
-                 (unsigned long long)d->sites.with_site, (unsigned long long)d->sites.without_site);
+                 (unsigned long long)d->with_site, (unsigned long long)d->without_site);
     log_info("heap dump: %llu objects (%.1f MB of heap)%s, %llu roots, %.2f s",
              (unsigned long long)res->objects, (double)res->bytes / 1048576.0, sites,
              (unsigned long long)res->roots,
@@ -371,10 +377,9 @@ static void walk_to_writer(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d
     w->ops->heap_dump_begin(w, NULL);
     heap_walk_run(denv, ids, &out, res);
     uint64_t nclasses = write_class_dumps(w);
-    const struct hprof_heap_totals totals = {res->objects + nclasses,
-                                             res->bytes + res->class_objects_bytes,
-                                             d->sites.active && !d->sites.stale,
-                                             d->sites.with_site, d->sites.without_site};
+    const struct hprof_heap_totals totals = {
+        res->objects + nclasses, res->bytes + res->class_objects_bytes,
+        d->sites.active && !d->sites.stale, d->with_site, d->without_site};
     w->ops->heap_dump_end(w, res->layout_broken ? NULL : &totals);
     writer_common_set_bulk(w, false);
 }
@@ -436,7 +441,7 @@ static void heap_dump(const struct dump_request *req)
             emit_trace(w, d.threads[i].trace);
         }
         heap_site_map_emit_traces(&d.sites, w);
-        heap_site_map_reset_counts(&d.sites);
+        heap_site_map_recheck(&d.sites);
         d.w = w;
         walk_to_writer(denv, ids, &d, &res);
         d.w = NULL;
@@ -451,7 +456,7 @@ static void heap_dump(const struct dump_request *req)
         st.addresses_ok = false;
         ids = WALK_IDS_TAGS;
         heap_site_map_free(&d.sites);
-        d.objects = d.heap_bytes = 0;
+        d.objects = d.heap_bytes = d.with_site = d.without_site = 0;
         e = heap_classes_prepare(jvmti, denv, jni);
         if (hprof_failed(&e))
             log_error("heap dump: %s; dumping again with the classes as they were read", e.text);

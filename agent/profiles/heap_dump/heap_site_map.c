@@ -119,24 +119,17 @@ uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
         m->checked = true;
         m->stale = heap_sites_collections() != m->collections;
     }
-    if (!m->active || m->stale || address >= ADDRESS_LIMIT || address == 0) {
-        m->without_site++;
+    if (!m->active || m->stale || address >= ADDRESS_LIMIT || address == 0)
         return HPROF_TRACE_SERIAL_NONE;
-    }
     uint64_t word = address >> 3;
-    for (size_t i = slot_of(word, m->mask); m->slots[i] != 0; i = (i + 1) & m->mask) {
-        if ((m->slots[i] >> SITE_BITS) == word) {
-            m->with_site++;
+    for (size_t i = slot_of(word, m->mask); m->slots[i] != 0; i = (i + 1) & m->mask)
+        if ((m->slots[i] >> SITE_BITS) == word)
             return heap_sites_trace_of_site((uint32_t)(m->slots[i] & SITE_MASK));
-        }
-    }
-    m->without_site++;
     return HPROF_TRACE_SERIAL_NONE;
 }
 
-void heap_site_map_reset_counts(struct heap_site_map *m)
+void heap_site_map_recheck(struct heap_site_map *m)
 {
-    m->with_site = m->without_site = 0;
     m->checked = m->stale = false;
 }
 

@@ -29,7 +29,6 @@ struct heap_site_map {
     bool active;          /* made; false: heap=sites not in exact mode, or out of memory */
     bool checked, stale;  /* the collection check was made; it found a collection */
     bool broken;          /* an IterateThroughHeap callback's wrapper did not hold its address */
-    uint64_t with_site, without_site; /* objects the dump looked up, by outcome */
 };
 
 /* Makes the map (heap=sites' walks, with allocations held while they run). Returns m->active. */
@@ -38,11 +37,11 @@ bool heap_site_map_build(struct heap_site_map *m);
 /* Writes the STACK TRACE (and frames) of every site the map names (before the dump). */
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w);
 
-/* The allocation trace of the object at this address, counted as with or without a site. */
+/* The allocation trace of the object at this address (HPROF_TRACE_SERIAL_NONE: not known). */
 uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address);
 
-/* Counts back to zero, for a second walk of the same dump. */
-void heap_site_map_reset_counts(struct heap_site_map *m);
+/* The collection check again, for another walk. */
+void heap_site_map_recheck(struct heap_site_map *m);
 
 void heap_site_map_free(struct heap_site_map *m);
 
