@@ -874,7 +874,7 @@ START_TEST(test_bin_instance_dump)
     v[8].j = 0x1122334455667788ll;
     v[9].obj = 0;
     struct hprof_instance_dump o = {.object_id = 0x5000192d,
-                                    .trace_serial = 1,
+                                    .trace_serial = 300077, /* an allocation site's */
                                     .class_id = 0x500001b9,
                                     .class_name = "X",
                                     .size = 48,
@@ -891,13 +891,13 @@ START_TEST(test_bin_instance_dump)
     const uint32_t nbytes = 8 + 1 + 2 + 4 + 8 + 1 + 2 + 4 + 8 + 8;
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 25 + nbytes + 25);
-    bytes_u1(&e, 0x21), bytes_u8(&e, 0x5000192d), bytes_u4(&e, 1), bytes_u8(&e, 0x500001b9),
+    bytes_u1(&e, 0x21), bytes_u8(&e, 0x5000192d), bytes_u4(&e, 300077), bytes_u8(&e, 0x500001b9),
         bytes_u4(&e, nbytes);
     bytes_u8(&e, 0x5000a7af), bytes_u1(&e, 1), bytes_u2(&e, 0x41), bytes_u4(&e, 0x3fc00000);
     bytes_u8(&e, 0xc004000000000000ull), bytes_u1(&e, 0x80), bytes_u2(&e, 300),
         bytes_u4(&e, 0xFFFFFFFFu);
     bytes_u8(&e, 0x1122334455667788ull), bytes_u8(&e, 0);
-    bytes_u1(&e, 0x21), bytes_u8(&e, 0x77), bytes_u4(&e, 1), bytes_u8(&e, 0x500001b9),
+    bytes_u1(&e, 0x21), bytes_u8(&e, 0x77), bytes_u4(&e, 300077), bytes_u8(&e, 0x500001b9),
         bytes_u4(&e, 0);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
@@ -1763,6 +1763,41 @@ START_TEST(test_ascii_held_dump)
 }
 END_TEST
 
+/* Allocation sites linked: OBJ and ARR lines name their TRACE, the header counts the objects with
+ * a site and without (issue 30). */
+START_TEST(test_ascii_held_dump_sites)
+{
+    struct hprof_writer *w = ascii_writer();
+    size_t m = mark_of(w);
+    w->ops->heap_dump_begin(w, NULL);
+    w->ops->instance_dump(w, &(struct hprof_instance_dump){.object_id = 0x5000192d,
+                                                           .trace_serial = 45,
+                                                           .class_id = 0x50000200,
+                                                           .class_name = "Alloc$Foo",
+                                                           .size = 16});
+    w->ops->obj_array_dump(w, &(struct hprof_obj_array_dump){.array_id = 0x5000192e,
+                                                             .trace_serial = 1,
+                                                             .class_id = 0x50000201,
+                                                             .class_name = "Alloc$Foo[]",
+                                                             .size = 16});
+    w->ops->prim_array_dump(w, &(struct hprof_prim_array_dump){.array_id = 0x5000192f,
+                                                               .trace_serial = 46,
+                                                               .elem_type = HPROF_TYPE_INT,
+                                                               .size = 16});
+    w->ops->heap_dump_end(
+        w, &(struct hprof_heap_totals){
+               .objects = 3, .bytes = 48, .sites = true, .with_site = 2, .without_site = 1});
+    ASSERT_TEXT(w, m,
+                "HEAP DUMP BEGIN (3 objects, 48 bytes) (2 with an allocation site, 1 without) "
+                "Sat Nov 21 04:53:34 2026\n"
+                "OBJ 5000192d (sz=16, trace=300044, class=Alloc$Foo@50000200)\n"
+                "ARR 5000192e (sz=16, trace=300000, nelems=0, elem type=Alloc$Foo[]@50000201)\n"
+                "ARR 5000192f (sz=16, trace=300045, nelems=0, elem type=int[])\n"
+                "HEAP DUMP END\n");
+    w->ops->close(w);
+}
+END_TEST
+
 /* A held-back dump ended without totals (the walk was abandoned), or still open at close, is
  * not written at all; the output goes on. An empty one is the header and the end. */
 START_TEST(test_ascii_held_dump_dropped)
@@ -1836,6 +1871,7 @@ static Suite *writer_suite(void)
     tcase_add_test(tc, test_ascii_header);
     tcase_add_loop_test(tc, test_ascii_section, 0, (int)N_ASCII_CASES);
     tcase_add_test(tc, test_ascii_held_dump);
+    tcase_add_test(tc, test_ascii_held_dump_sites);
     tcase_add_test(tc, test_ascii_held_dump_dropped);
     tcase_add_test(tc, test_ascii_to_failed_sink);
     suite_add_tcase(s, tc);
