@@ -13,9 +13,10 @@
 #define ADDRESS_LIMIT (1ull << (64 - SITE_BITS + 3)) /* addresses / 8 must fit above the site */
 #define FIRST_SLOTS (1u << 16)
 
+/* Fibonacci hashing: the top bits of the product, as many as the table has. */
 static inline size_t slot_of(uint64_t word_address, size_t mask)
 {
-    return (size_t)((word_address * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+    return (size_t)((word_address * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_popcountll(mask)));
 }
 
 static void put(uint64_t *slots, size_t mask, uint64_t entry)
