@@ -33,6 +33,7 @@
 static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
+    bool no_sites;   /* HPROF_DUMP_SITES=n: objects carry no allocation sites (to measure them) */
     bool probed, addresses_ok;
     bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
     /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
@@ -413,8 +414,8 @@ static void heap_dump(const struct dump_request *req)
     prepare_threads(jvmti, denv, jni, &d);
     heap_mirrors_prepare(jvmti, denv, jni);
     /* Objects are looked up by address: no sites when the walk tags them. */
-    if (ids == WALK_IDS_ADDRESSES)
-        heap_site_map_build(&d.sites);
+    if (ids == WALK_IDS_ADDRESSES && !st.no_sites)
+        heap_site_map_build(&d.sites, req);
 
     for (int attempt = 0; attempt < 2; attempt++) {
         struct heap_walk_result res;
@@ -493,6 +494,8 @@ static struct hprof_error heap_dump_start(jvmtiEnv *jvmti, const struct hprof_op
     const struct env_knobs *env = env_knobs();
     st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
     st.force_tags = env->heap_walk_tags;
+    const char *sites = getenv("HPROF_DUMP_SITES");
+    st.no_sites = sites && strcmp(sites, "n") == 0;
     return hprof_ok();
 }
 

@@ -84,7 +84,7 @@ static void add_object(void *ctx, jlong *tag_ptr, jlong class_tag, jlong size, u
     m->n++;
 }
 
-bool heap_site_map_build(struct heap_site_map *m)
+bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req)
 {
     memset(m, 0, sizeof *m);
     m->slots = calloc(FIRST_SLOTS, sizeof *m->slots);
@@ -92,7 +92,7 @@ bool heap_site_map_build(struct heap_site_map *m)
         return false;
     m->mask = FIRST_SLOTS - 1;
     m->active = true;
-    if (!heap_sites_walk_objects(add_object, m, &m->collections) || m->broken) {
+    if (!heap_sites_walk_objects(req, add_object, m, &m->collections) || m->broken) {
         if (m->broken)
             log_warning("heap dump: heap=sites' heap walk did not give object addresses; "
                         "objects carry no allocation sites");

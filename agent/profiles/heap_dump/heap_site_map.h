@@ -31,8 +31,10 @@ struct heap_site_map {
     bool broken;          /* an IterateThroughHeap callback's wrapper did not hold its address */
 };
 
-/* Makes the map (heap=sites' walks, with allocations held while they run). Returns m->active. */
-bool heap_site_map_build(struct heap_site_map *m);
+/* Makes the map (heap=sites' walks, with allocations held while they run; their counts serve
+ * req's SITES section too). Returns m->active. */
+struct dump_request;
+bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req);
 
 /* Writes the STACK TRACE (and frames) of every site the map names (before the dump). */
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w);
