@@ -13,18 +13,30 @@
 #define ADDRESS_LIMIT (1ull << (64 - SITE_BITS + 3)) /* addresses / 8 must fit above the site */
 #define FIRST_SLOTS (1u << 16)
 
-/* Fibonacci hashing: the top bits of the product, as many as the table has. */
-static inline size_t slot_of(uint64_t word_address, size_t mask)
+/* Buckets of one cache line (8 entries) hold the objects of 128-byte blocks of the heap: the
+ * objects of one block share a line, so the dump's walk, which often goes from an object to one
+ * allocated next to it, finds the next one's line in the cache (a look-up is a load that misses
+ * otherwise: perf showed 97% of a look-up's time on it). A full bucket spills into the next. */
+#define BUCKET 8u
+
+/* Fibonacci hashing of the block: the top bits of the product, as many as there are buckets. */
+static inline size_t bucket_of(uint64_t word_address, size_t mask)
 {
-    return (size_t)((word_address * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_popcountll(mask)));
+    size_t nbuckets = (mask + 1) / BUCKET;
+    return (size_t)(((word_address >> 4) * 0x9E3779B97F4A7C15ull) >>
+                    (64 - __builtin_ctzll(nbuckets))) &
+           (nbuckets - 1);
 }
 
 static void put(uint64_t *slots, size_t mask, uint64_t entry)
 {
-    size_t i = slot_of(entry >> SITE_BITS, mask);
-    while (slots[i] != 0 && (slots[i] >> SITE_BITS) != (entry >> SITE_BITS))
-        i = (i + 1) & mask;
-    slots[i] = entry;
+    uint64_t word = entry >> SITE_BITS;
+    for (size_t i = bucket_of(word, mask) * BUCKET;; i = (i + 1) & mask) {
+        if (slots[i] == 0 || (slots[i] >> SITE_BITS) == word) {
+            slots[i] = entry;
+            return;
+        }
+    }
 }
 
 static bool grow(struct heap_site_map *m)
@@ -123,7 +135,7 @@ uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
     if (!m->active || m->stale || address >= ADDRESS_LIMIT || address == 0)
         return HPROF_TRACE_SERIAL_NONE;
     uint64_t word = address >> 3;
-    for (size_t i = slot_of(word, m->mask); m->slots[i] != 0; i = (i + 1) & m->mask)
+    for (size_t i = bucket_of(word, m->mask) * BUCKET; m->slots[i] != 0; i = (i + 1) & m->mask)
         if ((m->slots[i] >> SITE_BITS) == word)
             return heap_sites_trace_of_site((uint32_t)(m->slots[i] & SITE_MASK));
     return HPROF_TRACE_SERIAL_NONE;
