@@ -11,7 +11,8 @@
  *
  * One entry is one word: the address / 8 above, the site id in the low 24 bits (site ids are
  * below 0x800000); an object above 2^43 (8 TiB) is not kept and gets the empty trace. Open
- * addressing, at most half full: 16 bytes or less per object counted at a site. */
+ * addressing in buckets of one cache line per 128-byte block of the heap (heap_site_map.c), at
+ * most half full: 16 bytes or less per object counted at a site. */
 #ifndef HPROF_HEAP_SITE_MAP_H
 #define HPROF_HEAP_SITE_MAP_H
 
