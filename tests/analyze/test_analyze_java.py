@@ -157,6 +157,19 @@ try:
               f"hprof-diff verdict: {leaks[0]}")
         check("accumulates: LeakApp$Entry (1000 -> 11000 objects)" in r.stdout,
               f"hprof-diff: what accumulates: {r.stdout[-800:]}")
+    # the same verdict in the JSON output (issue 25), no allocation sites in these dumps
+    r = run([DIFF, "--json", "-", dumps["agent1000"], dumps["agent11000"]])
+    try:
+        held = json.loads(r.stdout)["retained"]
+        v = held["verdicts"]
+        check(r.returncode == 1 and len(v) == 1 and
+              v[0]["holder"] == "class LeakApp$Registry.ENTRIES" and
+              leaks and f"LEAK +{v[0]['growth_bytes']} bytes" in leaks[0] and
+              v[0]["accumulates_new_objects"] == 11000 and v[0]["allocated_at"] == "" and
+              not held["sites"]["base_has_sites"] and held["sites"]["grown"] == [],
+              f"hprof-diff --json retained: {held}")
+    except (ValueError, KeyError) as e:
+        check(False, f"hprof-diff --json: {e}: {r.stdout[-600:]}")
     r = run([DIFF, dumps["agent11000"], dumps["agent11000"]])
     check(r.returncode == 0 and "0 leak verdict" in r.stdout,
           f"hprof-diff same dump: exit {r.returncode} {r.stdout[-300:]}")
