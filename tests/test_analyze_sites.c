@@ -145,7 +145,7 @@ static void heap_dump(struct bytes *b, unsigned n, bool empty)
 }
 
 /* A file of the dumps ns[0..nd) (a fresh buffer; free it) */
-static struct bytes build(const unsigned *ns, size_t nd, bool empty)
+static struct bytes build(const unsigned *ns, size_t nd, int empty)
 {
     struct bytes b = {.id_size = 8};
     bytes_put(&b, "JAVA PROFILE 1.0.2", 19);
@@ -182,6 +182,11 @@ static struct bytes build(const unsigned *ns, size_t nd, bool empty)
     frame(&b, F_FILL, 0x16, 2, 30);
     uint64_t make[] = {F_MAKE, F_MAIN}, fill[] = {F_FILL, F_MAIN}, main_[] = {F_MAIN};
     trace(&b, 1, 0, 0, NULL);
+    if (empty == 2) { /* as HotSpot: no trace with frames at all */
+        for (size_t i = 0; i < nd; i++)
+            heap_dump(&b, ns[i], true);
+        return b;
+    }
     trace(&b, 2, 1, 2, make);
     trace(&b, 3, 1, 2, fill);
     trace(&b, 4, 2, 2, make);
@@ -238,7 +243,7 @@ static const struct hs_site *site(const struct heap_sites *s, const struct heap_
 START_TEST(per_site_counts)
 {
     const unsigned n = 12;
-    struct bytes b = build(&n, 1, false);
+    struct bytes b = build(&n, 1, 0);
     const char *path = write_file("s.hprof", &b);
     bytes_free(&b);
     struct heap_graph g;
@@ -310,7 +315,7 @@ static char *report(const char *path, enum rout_format fmt)
 START_TEST(report_json)
 {
     const unsigned n = 12;
-    struct bytes b = build(&n, 1, false);
+    struct bytes b = build(&n, 1, 0);
     const char *path = write_file("r.hprof", &b);
     bytes_free(&b);
     char *j = report(path, ROUT_JSON), want[512];
@@ -338,11 +343,12 @@ START_TEST(report_json)
 }
 END_TEST
 
-/* HotSpot's dumps: every object on the empty trace; one line, no per-site section */
+/* HotSpot's dumps: every object on the empty trace; one line, no per-site section (with and
+ * without traces that have frames in the file) */
 START_TEST(empty_traces)
 {
     const unsigned n = 5;
-    struct bytes b = build(&n, 1, true);
+    struct bytes b = build(&n, 1, 1 + _i);
     const char *path = write_file("e.hprof", &b);
     bytes_free(&b);
     char *j = report(path, ROUT_JSON);
@@ -418,7 +424,7 @@ static void check_growth(const char *j, unsigned n1, unsigned n2)
 START_TEST(diff_two_files)
 {
     const unsigned n1 = 10, n2 = 210;
-    struct bytes b1 = build(&n1, 1, false), b2 = build(&n2, 1, false);
+    struct bytes b1 = build(&n1, 1, 0), b2 = build(&n2, 1, 0);
     const char *p1 = write_file("base.hprof", &b1);
     const char *p2 = write_file("new.hprof", &b2);
     bytes_free(&b1);
@@ -433,7 +439,7 @@ END_TEST
 START_TEST(diff_two_dumps_of_one_file)
 {
     const unsigned ns[] = {10, 110};
-    struct bytes b = build(ns, 2, false);
+    struct bytes b = build(ns, 2, 0);
     const char *p = write_file("two.hprof", &b);
     bytes_free(&b);
     char *j = diff_json(p, p, 1, 2);
@@ -446,9 +452,10 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("analyze_sites");
-    TCase *t = suite_add_tests(s, "sites", 120,
-                               TESTS(per_site_counts, report_json, empty_traces, diff_two_files,
-                                     diff_two_dumps_of_one_file));
+    TCase *t = suite_add_tests(
+        s, "sites", 120,
+        TESTS(per_site_counts, report_json, diff_two_files, diff_two_dumps_of_one_file));
+    tcase_add_loop_test(t, empty_traces, 0, 2);
     tcase_add_checked_fixture(t, setup, NULL);
     return run_suite(s);
 }

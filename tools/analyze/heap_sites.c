@@ -235,6 +235,13 @@ int heap_sites_build(struct heap_sites *s, const struct heap_analysis *a)
         return -1;
     if (canonical(s, &g->m) < 0)
         return -1;
+    bool any = false;
+    for (size_t i = 0; i < s->ntraces && !any; i++)
+        any = s->traces[i].nframes > 0;
+    if (!any) { /* HotSpot's dumps: no object can name a stack, no walk needed */
+        s->without = g->nobjects - g->ndumped;
+        return 0;
+    }
     struct walk_ctx c = {.s = s, .a = a};
     struct hs_site none = {0};
     size_t n0 = 0;
