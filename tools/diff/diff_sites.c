@@ -5,6 +5,7 @@
 
 #include "report_sites.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,28 @@ static struct diff_site *lookup(struct diff_sites *d, const char *name)
     return e;
 }
 
+/* Hidden classes (lambdas, method handles) are named with an address that changes from run to
+ * run ("LambdaForm$MH.0x00007efd6c002000"): "0x" and 8 or more hex digits after '.', '/' or
+ * '+' become "0x..", so their sites match between two runs. */
+static void normalize(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r;) {
+        size_t h = 0;
+        if (r > s && (r[-1] == '.' || r[-1] == '/' || r[-1] == '+') && r[0] == '0' && r[1] == 'x')
+            while (isxdigit((unsigned char)r[2 + h]))
+                h++;
+        if (h >= 8) {
+            memcpy(w, "0x..", 4);
+            w += 4;
+            r += 2 + h;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+}
+
 int diff_sites_add(struct diff_sites *d, const struct heap_sites *s, const struct heap_graph *g,
                    bool now)
 {
@@ -72,8 +95,9 @@ int diff_sites_add(struct diff_sites *d, const struct heap_sites *s, const struc
         const struct hs_site *t = &s->s[k];
         if (!t->count)
             continue;
-        struct diff_site *e =
-            lookup(d, heap_sites_name(s, g, k, REPORT_SITES_FRAMES, name, sizeof name));
+        heap_sites_name(s, g, k, REPORT_SITES_FRAMES, name, sizeof name);
+        normalize(name);
+        struct diff_site *e = lookup(d, name);
         if (!e)
             return -1;
         *(now ? &e->nnow : &e->nbase) += t->count;
@@ -83,10 +107,11 @@ int diff_sites_add(struct diff_sites *d, const struct heap_sites *s, const struc
     return 0;
 }
 
-const struct diff_site *diff_sites_find(const struct diff_sites *d, const char *name)
+const struct diff_site *diff_sites_find(const struct diff_sites *d, char *name)
 {
     if (!d->icap)
         return NULL;
+    normalize(name);
     uint32_t *at = slot(d, name, hash(name));
     return *at ? &d->s[*at - 1] : NULL;
 }

@@ -28,11 +28,12 @@ struct diff_sites {
     bool base_has, now_has; /* the dump had per-object traces */
 };
 
-/* Add one dump's sites (the base or the new dump). 0, or -1 out of memory. */
+/* Add one dump's sites (the base or the new dump). 0, or -1 out of memory. Hidden classes'
+ * addresses in the names ("$Lambda$1.0x00007efd6c002800") are written "0x..". */
 int diff_sites_add(struct diff_sites *d, const struct heap_sites *s, const struct heap_graph *g,
                    bool now);
-/* The entry of a site name, NULL if none. */
-const struct diff_site *diff_sites_find(const struct diff_sites *d, const char *name);
+/* The entry of a site name (heap_sites_name's, normalised here in place), NULL if none. */
+const struct diff_site *diff_sites_find(const struct diff_sites *d, char *name);
 /* Sort by growth of live bytes, biggest first (sites that shrank last). */
 void diff_sites_sort(struct diff_sites *d);
 /* Sites that grew in live objects: text lines, Markdown table, JSON array (at most top rows). */
