@@ -995,6 +995,20 @@ START_TEST(cli)
     ck_assert_ptr_nonnull(strstr(text, "\"frame\":\"Foo.main(Foo.java:42)\"}]"));
     ck_assert_ptr_nonnull(strstr(text, "\"roots\":{\"unknown\":1,\"jni_global\":1,"));
     ck_assert_ptr_nonnull(strstr(text, "\"violations\":[]"));
+    ck_assert_ptr_nonnull(strstr(text, "\"allocation_traces\":[]")); /* only with --traces */
+    free(text);
+
+    /* --traces: every instance and array of the dump names trace 2 */
+    ck_assert_int_eq(run_cli(&text, 3, "--json", "--traces", ok), 0);
+    ck_assert_ptr_nonnull(strstr(text, "\"allocation_traces\":[{\"trace\":2,\"class\":\"Foo\","
+                                       "\"count\":3,"));
+    ck_assert_ptr_nonnull(strstr(text,
+                                 "{\"trace\":2,\"class\":\"char[]\",\"count\":1,\"bytes\":6},"
+                                 "{\"trace\":2,\"class\":\"int[]\",\"count\":1,\"bytes\":16}]"));
+    free(text);
+    ck_assert_int_eq(run_cli(&text, 2, "--traces", ok), 0);
+    ck_assert_ptr_nonnull(strstr(text, "allocation traces:"));
+    ck_assert_ptr_nonnull(strstr(text, "  int[]\n"));
     free(text);
 
     ck_assert_int_eq(run_cli(&text, 2, "--quiet", bad), 1);

@@ -112,7 +112,7 @@ static size_t finish(struct hprof_writer *w, uint8_t **data)
 static struct hprof_writer *begin_dump(bool classic)
 {
     struct hprof_writer *w = open_writer(classic);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 0, .bytes = 0});
     return w;
 }
 
@@ -315,7 +315,7 @@ START_TEST(every_shape)
     classes(w);
     w->ops->heap_dump_end(w, NULL);
     /* a second dump is not written: one dump per file */
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 0, .bytes = 0});
     instance(w, ADDR_ID(0x9990), 2, "A", 0, none);
     uint8_t *d;
     size_t len = end_dump(w, &d);
@@ -439,7 +439,7 @@ START_TEST(close_inside_dump_ends_it)
     ck_assert_ptr_nonnull(s);
     struct hprof_writer *w = phd_writer_new(s);
     w->ops->begin(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 0, .bytes = 0});
     classes(w);
     hprof_id none[1] = {0};
     instance(w, ADDR_ID(0x1000), 2, "A", 0, none);

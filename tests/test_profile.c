@@ -103,7 +103,8 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
         w->ops->monitor_time(w, &(struct hprof_cost_report){40, 1, rows, 0});
     }
     if (what & 32) {
-        w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){5, 3 * 16 + 2 * 56});
+        w->ops->heap_dump_begin(
+            w, &(struct hprof_heap_totals){.objects = 5, .bytes = 3 * 16 + 2 * 56});
         w->ops->class_dump(
             w, &(struct hprof_class_dump){.class_id = 0x100, .trace_serial = 1, .name = "Alloc"});
         for (int i = 0; i < 3; i++)
@@ -123,7 +124,7 @@ static void write_profile(const char *path, bool binary, bool gzip, unsigned wha
         w->ops->heap_dump_end(w, NULL);
     }
     if (what & 64) {
-        w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 16});
+        w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 16});
         w->ops->class_dump(
             w, &(struct hprof_class_dump){.class_id = 0x100, .trace_serial = 1, .name = "Alloc"});
         w->ops->instance_dump(w, &(struct hprof_instance_dump){.object_id = 0x510,

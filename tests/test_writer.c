@@ -737,7 +737,7 @@ START_TEST(test_bin_roots)
 {
     struct hprof_writer *w = bin_writer();
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){10, 1000});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 10, .bytes = 1000});
     struct hprof_root roots[] = {
         {.kind = HPROF_ROOT_UNKNOWN, .object = 0x101},
         {.kind = HPROF_ROOT_JNI_GLOBAL, .object = 0x102, .jni_ref = 0x9001, .trace_serial = 1},
@@ -810,7 +810,7 @@ START_TEST(test_bin_class_dump)
                                  .statics = st,
                                  .fields = fields};
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1});
     w->ops->class_dump(w, &c);
     w->ops->heap_dump_end(w, NULL);
     struct bytes body = {0};
@@ -874,7 +874,7 @@ START_TEST(test_bin_instance_dump)
     v[8].j = 0x1122334455667788ll;
     v[9].obj = 0;
     struct hprof_instance_dump o = {.object_id = 0x5000192d,
-                                    .trace_serial = 1,
+                                    .trace_serial = 300077, /* an allocation site's */
                                     .class_id = 0x500001b9,
                                     .class_name = "X",
                                     .size = 48,
@@ -882,7 +882,7 @@ START_TEST(test_bin_instance_dump)
                                     .fields = f,
                                     .values = v};
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 48});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 48});
     w->ops->instance_dump(w, &o);
     o.nvalues = 0; /* an object without fields */
     o.object_id = 0x77;
@@ -891,13 +891,13 @@ START_TEST(test_bin_instance_dump)
     const uint32_t nbytes = 8 + 1 + 2 + 4 + 8 + 1 + 2 + 4 + 8 + 8;
     struct bytes e = {0};
     b_hdr(&e, 0x1C, 5000, 25 + nbytes + 25);
-    bytes_u1(&e, 0x21), bytes_u8(&e, 0x5000192d), bytes_u4(&e, 1), bytes_u8(&e, 0x500001b9),
+    bytes_u1(&e, 0x21), bytes_u8(&e, 0x5000192d), bytes_u4(&e, 300077), bytes_u8(&e, 0x500001b9),
         bytes_u4(&e, nbytes);
     bytes_u8(&e, 0x5000a7af), bytes_u1(&e, 1), bytes_u2(&e, 0x41), bytes_u4(&e, 0x3fc00000);
     bytes_u8(&e, 0xc004000000000000ull), bytes_u1(&e, 0x80), bytes_u2(&e, 300),
         bytes_u4(&e, 0xFFFFFFFFu);
     bytes_u8(&e, 0x1122334455667788ull), bytes_u8(&e, 0);
-    bytes_u1(&e, 0x21), bytes_u8(&e, 0x77), bytes_u4(&e, 1), bytes_u8(&e, 0x500001b9),
+    bytes_u1(&e, 0x21), bytes_u8(&e, 0x77), bytes_u4(&e, 300077), bytes_u8(&e, 0x500001b9),
         bytes_u4(&e, 0);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
@@ -935,7 +935,7 @@ START_TEST(test_bin_arrays)
         {HPROF_TYPE_INT, 3, is},     {HPROF_TYPE_LONG, 2, js}, {HPROF_TYPE_INT, 0, NULL},
     };
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1});
     w->ops->obj_array_dump(w, &oa);
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++) {
         struct hprof_prim_array_dump pa = {.array_id = 0x900 + i,
@@ -1054,7 +1054,7 @@ START_TEST(test_bin_segment_split)
     struct hprof_writer *w = bin_writer();
     uint8_t data[2000];
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){4000, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 4000, .bytes = 1});
     uint64_t id = 1;
     for (int i = 0; i < 3000; i++, id++) {
         uint32_t n = 500 + (uint32_t)(i * 7) % 1400;
@@ -1093,7 +1093,7 @@ START_TEST(test_bin_oversized_subrecord)
     for (uint32_t i = 0; i < n; i++)
         ints[i] = (int32_t)(i * 2654435761u);
     size_t m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){3, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 3, .bytes = 1});
     struct hprof_root r = {.kind = HPROF_ROOT_UNKNOWN, .object = 0x42};
     w->ops->root(w, &r);
     struct hprof_prim_array_dump pa = {.array_id = 0x77,
@@ -1130,7 +1130,7 @@ START_TEST(test_bin_oversized_subrecord)
             .field = {.name_id = (hprof_id)i + 1, .type = HPROF_TYPE_LONG}, .value.j = i};
     struct hprof_class_dump c = {.class_id = 9, .nstatics = 70000, .statics = st};
     m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){2, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 2, .bytes = 1});
     w->ops->obj_array_dump(w, &oa);
     w->ops->class_dump(w, &c);
     w->ops->heap_dump_end(w, NULL);
@@ -1195,11 +1195,12 @@ START_TEST(test_bin_dump_misuse)
     struct hprof_root r = {.kind = HPROF_ROOT_STICKY_CLASS, .object = 0x33};
     capture_begin();
     w->ops->root(w, &r); /* outside a dump: dropped */
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1});
     w->ops->root(w, &r);
     w->ops->string(w, 1, "x", 1); /* inside a dump: dropped */
     w->ops->thread_end(w, 3);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1}); /* nested: ignored */
+    w->ops->heap_dump_begin(
+        w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1}); /* nested: ignored */
     w->ops->heap_dump_end(w, NULL);
     w->ops->heap_dump_end(w, NULL); /* a second end: ignored */
     char *err = capture_end();
@@ -1214,7 +1215,7 @@ START_TEST(test_bin_dump_misuse)
 
     /* An empty dump is only HEAP DUMP END. */
     m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 0, .bytes = 0});
     w->ops->heap_dump_end(w, NULL);
     b_hdr(&e, 0x2C, 5000, 0);
     assert_since(w, m, &e);
@@ -1222,7 +1223,7 @@ START_TEST(test_bin_dump_misuse)
 
     /* flush inside a dump: the pending part goes out as a (short) segment. */
     m = mark_of(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 0, .bytes = 0});
     w->ops->root(w, &r);
     w->ops->flush(w);
     w->ops->root(w, &r);
@@ -1247,7 +1248,7 @@ START_TEST(test_bin_close_in_dump)
     w->clock_us = fake_clock;
     fake_us = T0_US;
     w->ops->begin(w);
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){1, 1});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 1, .bytes = 1});
     struct hprof_root r = {.kind = HPROF_ROOT_MONITOR_USED, .object = 0x44};
     w->ops->root(w, &r);
     w->ops->close(w); /* ends the dump */
@@ -1488,7 +1489,7 @@ static void write_monitor_dump(struct hprof_writer *w)
 /* Totals known at begin: every record in the order given. */
 static void write_heap_dump(struct hprof_writer *w)
 {
-    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){6431, 517616});
+    w->ops->heap_dump_begin(w, &(struct hprof_heap_totals){.objects = 6431, .bytes = 517616});
     struct hprof_root roots[] = {
         {.kind = HPROF_ROOT_THREAD_OBJECT,
          .object = 0x50001920,
@@ -1739,7 +1740,7 @@ START_TEST(test_ascii_held_dump)
     size_t held_len;
     sink_memory_data(out, &held_len);
     ck_assert_uint_eq(held_len, m);
-    w->ops->heap_dump_end(w, &(struct hprof_heap_totals){NARRAYS + 2, 4242});
+    w->ops->heap_dump_end(w, &(struct hprof_heap_totals){.objects = NARRAYS + 2, .bytes = 4242});
     ck_assert_ptr_eq(w->sink, out);
     size_t cap = 128 + 80 * (size_t)NARRAYS + 512, len = 0;
     char *want = malloc(cap);
@@ -1762,6 +1763,41 @@ START_TEST(test_ascii_held_dump)
 }
 END_TEST
 
+/* Allocation sites linked: OBJ and ARR lines name their TRACE, the header counts the objects with
+ * a site and without (issue 30). */
+START_TEST(test_ascii_held_dump_sites)
+{
+    struct hprof_writer *w = ascii_writer();
+    size_t m = mark_of(w);
+    w->ops->heap_dump_begin(w, NULL);
+    w->ops->instance_dump(w, &(struct hprof_instance_dump){.object_id = 0x5000192d,
+                                                           .trace_serial = 45,
+                                                           .class_id = 0x50000200,
+                                                           .class_name = "Alloc$Foo",
+                                                           .size = 16});
+    w->ops->obj_array_dump(w, &(struct hprof_obj_array_dump){.array_id = 0x5000192e,
+                                                             .trace_serial = 1,
+                                                             .class_id = 0x50000201,
+                                                             .class_name = "Alloc$Foo[]",
+                                                             .size = 16});
+    w->ops->prim_array_dump(w, &(struct hprof_prim_array_dump){.array_id = 0x5000192f,
+                                                               .trace_serial = 46,
+                                                               .elem_type = HPROF_TYPE_INT,
+                                                               .size = 16});
+    w->ops->heap_dump_end(
+        w, &(struct hprof_heap_totals){
+               .objects = 3, .bytes = 48, .sites = true, .with_site = 2, .without_site = 1});
+    ASSERT_TEXT(w, m,
+                "HEAP DUMP BEGIN (3 objects, 48 bytes) (2 with an allocation site, 1 without) "
+                "Sat Nov 21 04:53:34 2026\n"
+                "OBJ 5000192d (sz=16, trace=300044, class=Alloc$Foo@50000200)\n"
+                "ARR 5000192e (sz=16, trace=300000, nelems=0, elem type=Alloc$Foo[]@50000201)\n"
+                "ARR 5000192f (sz=16, trace=300045, nelems=0, elem type=int[])\n"
+                "HEAP DUMP END\n");
+    w->ops->close(w);
+}
+END_TEST
+
 /* A held-back dump ended without totals (the walk was abandoned), or still open at close, is
  * not written at all; the output goes on. An empty one is the header and the end. */
 START_TEST(test_ascii_held_dump_dropped)
@@ -1775,7 +1811,7 @@ START_TEST(test_ascii_held_dump_dropped)
     ASSERT_TEXT(w, m, "");
     struct hprof_sink *out = w->sink;
     w->ops->heap_dump_begin(w, NULL);
-    w->ops->heap_dump_end(w, &(struct hprof_heap_totals){0, 0});
+    w->ops->heap_dump_end(w, &(struct hprof_heap_totals){.objects = 0, .bytes = 0});
     w->ops->thread_end(w, 3);
     ASSERT_TEXT(w, m,
                 "HEAP DUMP BEGIN (0 objects, 0 bytes) Sat Nov 21 04:53:34 2026\n"
@@ -1835,6 +1871,7 @@ static Suite *writer_suite(void)
     tcase_add_test(tc, test_ascii_header);
     tcase_add_loop_test(tc, test_ascii_section, 0, (int)N_ASCII_CASES);
     tcase_add_test(tc, test_ascii_held_dump);
+    tcase_add_test(tc, test_ascii_held_dump_sites);
     tcase_add_test(tc, test_ascii_held_dump_dropped);
     tcase_add_test(tc, test_ascii_to_failed_sink);
     suite_add_tcase(s, tc);

@@ -2,7 +2,7 @@
  * hprof-read: check an HPROF binary file strictly and summarise it. See doc/tools.md.
  *
  *     hprof-read [--json] [--quiet] [--top N] [--lenient-traces] [--strict-threads]
- *                [--allow-dangling N] [--max-reports N] FILE|-
+ *                [--allow-dangling N] [--max-reports N] [--traces] FILE|-
  *
  * Exit status: 0 no errors (warnings allowed), 1 violations, 2 usage or I/O error.
  */
@@ -262,6 +262,14 @@ static void print_json(FILE *o, const char *file, const struct hprof_summary *S,
                 fputs(",\"class_id\":null", o);
             fprintf(o, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", r->count, r->bytes);
         }
+        fputs("],\"allocation_traces\":[", o);
+        for (size_t j = 0; j < d->ntrace_rows; j++) {
+            const struct hprof_trace_row *r = &d->trace_rows[j];
+            fprintf(o, "%s{\"trace\":%" PRIu32 ",", j ? "," : "", r->trace);
+            json_key(o, "class");
+            json_str(o, r->name);
+            fprintf(o, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", r->count, r->bytes);
+        }
         fputs("]}", o);
     }
     fprintf(o, "],\"errors\":%" PRIu64 ",\"warnings\":%" PRIu64 ",\"violation_counts\":{",
@@ -382,6 +390,12 @@ static void print_text(FILE *o, const char *file, const struct hprof_summary *S)
         for (size_t j = 0; j < d->ntop; j++)
             fprintf(o, "  %4zu %12" PRIu64 " %14" PRIu64 "  %s\n", j + 1, d->top[j].count,
                     d->top[j].bytes, d->top[j].name);
+        if (d->ntrace_rows)
+            fprintf(o, "  allocation traces:\n  %10s %12s %14s  %s\n", "trace", "count", "bytes",
+                    "class");
+        for (size_t j = 0; j < d->ntrace_rows; j++)
+            fprintf(o, "  %10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %s\n", d->trace_rows[j].trace,
+                    d->trace_rows[j].count, d->trace_rows[j].bytes, d->trace_rows[j].name);
     }
     fprintf(o, "\n%" PRIu64 " error%s, %" PRIu64 " warning%s\n", S->errors,
             S->errors == 1 ? "" : "s", S->warnings, S->warnings == 1 ? "" : "s");
@@ -402,6 +416,8 @@ static void usage(FILE *o)
           "  --strict-threads     undefined thread serials are errors, not warnings\n"
           "  --allow-dangling N   up to N dangling references per heap dump are warnings\n"
           "  --max-reports N      messages shown per kind of violation (default 20, 0 = all)\n"
+          "  --traces             count each heap dump's objects by the allocation trace\n"
+          "                       serial their records carry, and class\n"
           "  -h, --help           this text\n"
           "Exit status: 0 no errors, 1 violations found, 2 usage or I/O error.\n",
           o);
@@ -424,7 +440,7 @@ int hprof_read_main(int argc, char **argv, FILE *out, FILE *err);
 
 int hprof_read_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    enum { O_JSON = 256, O_TOP, O_LENIENT, O_STRICT_THREADS, O_DANGLING, O_MAX_REPORTS };
+    enum { O_JSON = 256, O_TOP, O_LENIENT, O_STRICT_THREADS, O_DANGLING, O_MAX_REPORTS, O_TRACES };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, O_JSON},
         {"quiet", no_argument, NULL, 'q'},
@@ -433,6 +449,7 @@ int hprof_read_main(int argc, char **argv, FILE *out, FILE *err)
         {"strict-threads", no_argument, NULL, O_STRICT_THREADS},
         {"allow-dangling", required_argument, NULL, O_DANGLING},
         {"max-reports", required_argument, NULL, O_MAX_REPORTS},
+        {"traces", no_argument, NULL, O_TRACES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -455,6 +472,9 @@ int hprof_read_main(int argc, char **argv, FILE *out, FILE *err)
             break;
         case O_STRICT_THREADS:
             opts.strict_threads = true;
+            break;
+        case O_TRACES:
+            opts.trace_counts = true;
             break;
         case O_TOP:
             if (!parse_num(optarg, 1000000, &v)) {

@@ -330,8 +330,11 @@ static void ascii_monitor_dump(struct hprof_writer *w, const struct hprof_monito
 static void heap_dump_header(struct hprof_writer *w, const struct hprof_heap_totals *t)
 {
     char date[WRITER_DATE_LEN];
-    OUT(w, "HEAP DUMP BEGIN (%" PRIu64 " objects, %" PRIu64 " bytes) %s\n", t->objects, t->bytes,
-        now_date(w, date));
+    OUT(w, "HEAP DUMP BEGIN (%" PRIu64 " objects, %" PRIu64 " bytes) ", t->objects, t->bytes);
+    if (t->sites)
+        OUT(w, "(%" PRIu64 " with an allocation site, %" PRIu64 " without) ", t->with_site,
+            t->without_site);
+    OUT(w, "%s\n", now_date(w, date));
 }
 
 static void ascii_heap_dump_begin(struct hprof_writer *w, const struct hprof_heap_totals *totals)

@@ -303,6 +303,10 @@ struct hprof_prim_array_dump {
  * arrays and classes) and their shallow sizes in bytes. */
 struct hprof_heap_totals {
     uint64_t objects, bytes;
+    /* Allocation sites linked (heap=sites with the dump): of the instances and arrays written,
+     * how many carry a site's trace and how many the empty one. Class objects are in neither. */
+    bool sites;
+    uint64_t with_site, without_site;
 };
 
 /* ---- the interface ------------------------------------------------------------------- */

@@ -36,6 +36,7 @@ void hp_dump_begin(struct parser *P, bool segmented)
 
 void hp_dump_free(struct dump *d)
 {
+    hp_trace_counts_free(&d->traces);
     hp_map_free(&d->objs);
     hp_map_free(&d->dcls);
     VFREE(d->dc);
@@ -310,6 +311,7 @@ static bool sub_instance(struct parser *P, struct dump *d, uint64_t off, uint64_
     ds->instance_bytes += n;
     add_object(P, d, oid, off, "INSTANCE DUMP");
     heap_trace(P, d, trace, off, "INSTANCE DUMP");
+    hp_trace_count(P, &d->traces, trace, cid, 0, n);
     if (cur(P) + n > end) {
         P->straddle = true;
         return false;
@@ -361,6 +363,7 @@ static bool sub_obj_array(struct parser *P, struct dump *d, uint64_t off, uint64
     add_object(P, d, oid, off, "OBJECT ARRAY DUMP");
     heap_trace(P, d, trace, off, "OBJECT ARRAY DUMP");
     uint64_t bytes = (uint64_t)n * I;
+    hp_trace_count(P, &d->traces, trace, cid, 0, bytes);
     if (cur(P) + bytes > end) {
         P->straddle = true;
         return false;
@@ -412,6 +415,7 @@ static bool sub_prim_array(struct parser *P, struct dump *d, uint64_t off, uint6
         return false;
     }
     uint64_t bytes = (uint64_t)n * P->tsize[t];
+    hp_trace_count(P, &d->traces, trace, 0, t, bytes);
     struct hprof_dump_summary *ds = DS(P);
     ds->primitive_arrays++;
     ds->primitive_array_bytes += bytes;
@@ -552,14 +556,18 @@ char *hp_xstrndup(struct parser *P, const char *s, size_t n)
     return r;
 }
 
-static char *class_name_by_id(struct parser *P, uint64_t cid)
+char *hp_class_name(struct parser *P, uint64_t cid, unsigned prim)
 {
     uint32_t ci;
     const char *s;
     size_t n;
+    char buf[40];
+    if (prim) {
+        snprintf(buf, sizeof buf, "%s[]", hprof_basic_type_name(prim));
+        return hp_xstrndup(P, buf, strlen(buf));
+    }
     if (map_get(&P->class_by_id, cid, &ci) && hp_str_get(P, P->cls.v[ci].name, &s, &n))
         return hp_xstrndup(P, s, n);
-    char buf[40];
     snprintf(buf, sizeof buf, "0x%" PRIx64, cid);
     return hp_xstrndup(P, buf, strlen(buf));
 }
@@ -587,16 +595,14 @@ static void dump_top_classes(struct parser *P, struct dump *d)
         if (c->count == 0)
             continue;
         rows[n] = (struct hprof_class_row){.class_id = c->id, .count = c->count, .bytes = c->bytes};
-        rows[n].name = class_name_by_id(P, c->id);
+        rows[n].name = hp_class_name(P, c->id, 0);
         ds->ntop = ++n;
     }
     for (unsigned t = 4; t < 12; t++) {
         if (d->prim_count[t] == 0)
             continue;
-        char buf[16];
-        snprintf(buf, sizeof buf, "%s[]", hprof_basic_type_name(t));
         rows[n] = (struct hprof_class_row){.count = d->prim_count[t], .bytes = d->prim_bytes[t]};
-        rows[n].name = hp_xstrndup(P, buf, strlen(buf));
+        rows[n].name = hp_class_name(P, 0, t);
         ds->ntop = ++n;
     }
     qsort(rows, n, sizeof *rows, cmp_class_row);
@@ -687,6 +693,7 @@ void hp_dump_finish(struct parser *P)
         }
     }
     dump_top_classes(P, d);
+    hp_trace_rows(P, &d->traces, DS(P));
     hp_dump_free(d);
     P->d = NULL;
 }

@@ -56,6 +56,7 @@ struct hprof_opts {
     uint64_t allow_dangling; /* up to this many dangling references per dump are warnings */
     unsigned top_n;          /* rows in the top lists */
     unsigned max_reports;    /* messages shown per kind (0 = all); all are counted */
+    bool trace_counts;       /* objects of each dump by trace serial and class (trace_rows) */
     const struct hprof_visitor *visit; /* optional: sees the records as they are read */
 };
 
@@ -98,6 +99,12 @@ struct hprof_class_row {
     uint64_t count, bytes;
 };
 
+struct hprof_trace_row {
+    uint32_t trace;
+    char *name;            /* class name, or "int[]" etc. for primitive arrays */
+    uint64_t count, bytes; /* bytes: of the records' values or elements */
+};
+
 struct hprof_dump_summary {
     uint64_t offset; /* of the first HEAP DUMP / HEAP DUMP SEGMENT record */
     bool segmented;  /* 0x1C..0x2C rather than one 0x0C record */
@@ -110,6 +117,10 @@ struct hprof_dump_summary {
     uint64_t references, dangling;
     size_t ntop;
     struct hprof_class_row *top;
+    /* With trace_counts: instances and arrays by the trace serial they carry and their class,
+     * ordered by trace serial, then class name. */
+    size_t ntrace_rows;
+    struct hprof_trace_row *trace_rows;
 };
 
 struct hprof_summary {

@@ -176,8 +176,16 @@ struct darr {
     uint64_t class_id, off, elems;
 };
 
+/* Objects by (trace serial, class) for --traces (trace_counts.c). */
+struct trace_count;
+struct trace_counts {
+    struct trace_count *slots;
+    size_t mask, n;
+};
+
 struct dump {
     size_t idx; /* into sum->dumps */
+    struct trace_counts traces;
     struct map objs;
     struct map dcls;
     VEC(struct dclass) dc;
@@ -255,6 +263,15 @@ struct parser {
 
 /* Shared between the modules (each defined in the module its name points to). */
 _Noreturn void hp_die(struct parser *P, const char *fmt, ...);
+
+/* trace_counts.c; prim is the element type of a primitive array (class_id 0), else 0. */
+void hp_trace_count(struct parser *P, struct trace_counts *T, uint32_t trace, uint64_t class_id,
+                    unsigned prim, uint64_t bytes);
+void hp_trace_rows(struct parser *P, struct trace_counts *T, struct hprof_dump_summary *ds);
+/* heap_dump.c: a class's name by id (its id in hex if unknown), or with prim a primitive array
+ * type's ("int[]"); malloc'ed. */
+char *hp_class_name(struct parser *P, uint64_t class_id, unsigned prim);
+void hp_trace_counts_free(struct trace_counts *T);
 bool hp_map_put(struct parser *P, struct map *m, uint64_t k, uint32_t v, uint32_t *old);
 bool hp_parse_header(struct parser *P);
 bool hp_skip(struct parser *P, uint64_t n);

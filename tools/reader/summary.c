@@ -144,6 +144,9 @@ void hprof_summary_free(struct hprof_summary *S)
         for (size_t j = 0; j < S->dumps[i].ntop; j++)
             free(S->dumps[i].top[j].name);
         free(S->dumps[i].top);
+        for (size_t j = 0; j < S->dumps[i].ntrace_rows; j++)
+            free(S->dumps[i].trace_rows[j].name);
+        free(S->dumps[i].trace_rows);
     }
     free(S->dumps);
     memset(S, 0, sizeof *S);

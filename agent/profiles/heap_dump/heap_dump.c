@@ -9,6 +9,7 @@
 #include "heap_classes.h"
 #include "env_knobs.h"
 #include "heap_mirrors.h"
+#include "heap_site_map.h"
 #include "heap_walk.h"
 #include "jvmti_util.h"
 #include "log.h"
@@ -32,6 +33,7 @@
 static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
+    bool no_sites;   /* HPROF_DUMP_SITES=n: objects carry no allocation sites (to measure them) */
     bool probed, addresses_ok;
     bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
     /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
@@ -51,6 +53,8 @@ struct dump_ctx {
     size_t nthreads;
     uint64_t objects, heap_bytes;
     uint64_t start_us, last_report_us;
+    struct heap_site_map sites; /* allocation sites of the objects (active: heap=sites exact) */
+    uint64_t with_site, without_site; /* instances and arrays written with a trace, without */
 };
 
 static hprof_id class_id(const struct dump_class *c)
@@ -65,8 +69,13 @@ static uint32_t u32_size(uint64_t size)
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-static void progress(struct dump_ctx *d, uint64_t size)
+/* An instance or array written (its trace counted). */
+static void progress(struct dump_ctx *d, uint64_t size, uint32_t trace)
 {
+    if (trace == HPROF_TRACE_SERIAL_NONE)
+        d->without_site++;
+    else
+        d->with_site++;
     d->objects++;
     d->heap_bytes += size;
     if (d->objects % PROGRESS_OBJECTS != 0 || !log_verbose())
@@ -92,13 +101,13 @@ static void write_root(void *ctx, const struct hprof_root *r)
     d->w->ops->root(d->w, &copy);
 }
 
-static void write_instance(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                           const union hprof_value *values)
+static void write_instance(void *ctx, const struct dump_class *c, hprof_id id, uint32_t trace,
+                           uint64_t size, const union hprof_value *values)
 {
     struct dump_ctx *d = ctx;
     struct hprof_instance_dump o = {
         .object_id = id,
-        .trace_serial = HPROF_TRACE_SERIAL_NONE,
+        .trace_serial = trace,
         .class_id = class_id(c),
         .class_name = c->name,
         .size = u32_size(size),
@@ -107,16 +116,16 @@ static void write_instance(void *ctx, const struct dump_class *c, hprof_id id, u
         .values = values,
     };
     d->w->ops->instance_dump(d->w, &o);
-    progress(d, size);
+    progress(d, size, trace);
 }
 
-static void write_obj_array(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                            uint32_t n, const hprof_id *elems)
+static void write_obj_array(void *ctx, const struct dump_class *c, hprof_id id, uint32_t trace,
+                            uint64_t size, uint32_t n, const hprof_id *elems)
 {
     struct dump_ctx *d = ctx;
     struct hprof_obj_array_dump a = {
         .array_id = id,
-        .trace_serial = HPROF_TRACE_SERIAL_NONE,
+        .trace_serial = trace,
         .class_id = class_id(c),
         .class_name = c->name,
         .elem_class_id = c->elem_id,
@@ -125,23 +134,28 @@ static void write_obj_array(void *ctx, const struct dump_class *c, hprof_id id, 
         .elems = elems,
     };
     d->w->ops->obj_array_dump(d->w, &a);
-    progress(d, size);
+    progress(d, size, trace);
 }
 
-static void write_prim_array(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
-                             uint32_t n, const void *elems)
+static void write_prim_array(void *ctx, hprof_id id, uint32_t trace, enum hprof_basic_type type,
+                             uint64_t size, uint32_t n, const void *elems)
 {
     struct dump_ctx *d = ctx;
     struct hprof_prim_array_dump a = {
         .array_id = id,
-        .trace_serial = HPROF_TRACE_SERIAL_NONE,
+        .trace_serial = trace,
         .elem_type = type,
         .size = u32_size(size),
         .nelems = n,
         .elems = elems,
     };
     d->w->ops->prim_array_dump(d->w, &a);
-    progress(d, size);
+    progress(d, size, trace);
+}
+
+static uint32_t site_trace_of(void *ctx, uint64_t address)
+{
+    return heap_site_map_trace(&((struct dump_ctx *)ctx)->sites, address);
 }
 
 static bool output_failed(void *ctx)
@@ -331,8 +345,15 @@ static void report(const struct heap_walk_result *res, const struct dump_ctx *d)
         log_warning("heap dump: %llu field values did not fit their class layout and were "
                     "left out",
                     (unsigned long long)res->layout_mismatches);
-    log_info("heap dump: %llu objects (%.1f MB of heap), %llu roots, %.2f s",
-             (unsigned long long)res->objects, (double)res->bytes / 1048576.0,
+    if (d->sites.stale)
+        log_warning("heap dump: a garbage collection ran between heap=sites' walk and the "
+                    "dump's; objects carry no allocation sites in this dump");
+    char sites[96] = "";
+    if (d->sites.active)
+        snprintf(sites, sizeof sites, ", %llu with an allocation site, %llu without",
+                 (unsigned long long)d->with_site, (unsigned long long)d->without_site);
+    log_info("heap dump: %llu objects (%.1f MB of heap)%s, %llu roots, %.2f s",
+             (unsigned long long)res->objects, (double)res->bytes / 1048576.0, sites,
              (unsigned long long)res->roots,
              (double)((clock_monotonic_ns() / 1000u) - d->start_us) / 1e6);
 }
@@ -349,6 +370,7 @@ static void walk_to_writer(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d
                                  write_instance,
                                  write_obj_array,
                                  write_prim_array,
+                                 d->sites.active ? site_trace_of : NULL,
                                  thread_of_tag,
                                  output_failed};
     struct hprof_writer *w = d->w;
@@ -356,8 +378,9 @@ static void walk_to_writer(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d
     w->ops->heap_dump_begin(w, NULL);
     heap_walk_run(denv, ids, &out, res);
     uint64_t nclasses = write_class_dumps(w);
-    const struct hprof_heap_totals totals = {res->objects + nclasses,
-                                             res->bytes + res->class_objects_bytes};
+    const struct hprof_heap_totals totals = {
+        res->objects + nclasses, res->bytes + res->class_objects_bytes,
+        d->sites.active && !d->sites.stale, d->with_site, d->without_site};
     w->ops->heap_dump_end(w, res->layout_broken ? NULL : &totals);
     writer_common_set_bulk(w, false);
 }
@@ -390,6 +413,9 @@ static void heap_dump(const struct dump_request *req)
     enum walk_ids ids = choose_ids(jvmti, denv, jni);
     prepare_threads(jvmti, denv, jni, &d);
     heap_mirrors_prepare(jvmti, denv, jni);
+    /* Objects are looked up by address: no sites when the walk tags them. */
+    if (ids == WALK_IDS_ADDRESSES && !st.no_sites)
+        heap_site_map_build(&d.sites, req);
 
     for (int attempt = 0; attempt < 2; attempt++) {
         struct heap_walk_result res;
@@ -415,6 +441,8 @@ static void heap_dump(const struct dump_request *req)
             emit_thread(w, d.threads[i].serial);
             emit_trace(w, d.threads[i].trace);
         }
+        heap_site_map_emit_traces(&d.sites, w);
+        heap_site_map_recheck(&d.sites);
         d.w = w;
         walk_to_writer(denv, ids, &d, &res);
         d.w = NULL;
@@ -428,7 +456,8 @@ static void heap_dump(const struct dump_request *req)
                   "dumping again with tagged objects");
         st.addresses_ok = false;
         ids = WALK_IDS_TAGS;
-        d.objects = d.heap_bytes = 0;
+        heap_site_map_free(&d.sites);
+        d.objects = d.heap_bytes = d.with_site = d.without_site = 0;
         e = heap_classes_prepare(jvmti, denv, jni);
         if (hprof_failed(&e))
             log_error("heap dump: %s; dumping again with the classes as they were read", e.text);
@@ -442,6 +471,7 @@ static void heap_dump(const struct dump_request *req)
         st.denv = NULL;
     }
 out:
+    heap_site_map_free(&d.sites);
     free(d.threads);
     (*jni)->PopLocalFrame(jni, NULL);
 }
@@ -464,6 +494,8 @@ static struct hprof_error heap_dump_start(jvmtiEnv *jvmti, const struct hprof_op
     const struct env_knobs *env = env_knobs();
     st.progress_us = env->has_progress_ms ? env->progress_ms * 1000u : PROGRESS_INTERVAL_US;
     st.force_tags = env->heap_walk_tags;
+    const char *sites = getenv("HPROF_DUMP_SITES");
+    st.no_sites = sites && strcmp(sites, "n") == 0;
     return hprof_ok();
 }
 

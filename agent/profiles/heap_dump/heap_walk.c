@@ -65,11 +65,10 @@ static inline bool object_of(struct walk *W, jlong *tp, jlong class_tag, jlong s
                              hprof_id *id)
 {
     if (addresses(W)) {
-        if ((size >= 0 && tp[-1] != size) || tp[1] != class_tag) {
+        if (!heap_walk_address_of(tp, class_tag, size, key)) {
             W->res->layout_broken = true;
             return false;
         }
-        *key = (uint64_t)tp[-2];
         *id = *tp ? (hprof_id)*tp : tag_address_id(*key);
     } else {
         if (*tp == 0)
@@ -137,12 +136,19 @@ static bool reserve_elems(struct walk *W, size_t n)
     return true;
 }
 
+/* The allocation trace of the object with this key (an address, or a tag). */
+static uint32_t trace_of(const struct walk *W, uint64_t key)
+{
+    return addresses(W) && W->out->trace_of ? W->out->trace_of(W->out->ctx, key)
+                                            : HPROF_TRACE_SERIAL_NONE;
+}
+
 static void finish_visit(struct walk *W)
 {
     struct heap_walk_result *R = W->res;
     switch (W->kind) {
     case VISIT_INSTANCE:
-        W->out->instance(W->out->ctx, W->cls, W->id, W->size, W->values);
+        W->out->instance(W->out->ctx, W->cls, W->id, trace_of(W, W->key), W->size, W->values);
         R->instances++;
         if (W->own_tag)
             heap_classes_note_written(W->own_tag);
@@ -150,12 +156,13 @@ static void finish_visit(struct walk *W)
     case VISIT_OBJ_ARRAY:
         if (!W->len_known) /* never happens: every visited array was referenced first */
             W->size = heap_classes_object_array_size(W->len);
-        W->out->obj_array(W->out->ctx, W->cls, W->id, W->size, W->len, W->elems);
+        W->out->obj_array(W->out->ctx, W->cls, W->id, trace_of(W, W->key), W->size, W->len,
+                          W->elems);
         R->obj_arrays++;
         break;
     case VISIT_PRIM_ARRAY: /* no contents reported: an empty array */
-        W->out->prim_array(W->out->ctx, W->id, (enum hprof_basic_type)W->cls->array_type, W->size,
-                           0, W->elems);
+        W->out->prim_array(W->out->ctx, W->id, trace_of(W, W->key),
+                           (enum hprof_basic_type)W->cls->array_type, W->size, 0, W->elems);
         R->prim_arrays++;
         break;
     default:
@@ -527,7 +534,7 @@ static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr,
     }
     if (key != W->key || W->kind == VISIT_NONE)
         begin_visit(W, key, id, class_tag, *tag_ptr);
-    W->out->prim_array(W->out->ctx, id, basic_type(type), (uint64_t)size,
+    W->out->prim_array(W->out->ctx, id, trace_of(W, key), basic_type(type), (uint64_t)size,
                        count > 0 ? (uint32_t)count : 0, elements);
     W->res->prim_arrays++;
     W->res->objects++;
@@ -582,7 +589,7 @@ static void write_loose_classes(struct walk *W)
             memcpy(W->values, v, cc->layout.ninstance * sizeof *W->values);
         else
             memset(W->values, 0, cc->layout.ninstance * sizeof *W->values);
-        W->out->instance(W->out->ctx, cc, id, size, W->values);
+        W->out->instance(W->out->ctx, cc, id, HPROF_TRACE_SERIAL_NONE, size, W->values);
         W->res->instances++;
         W->res->objects++;
         W->res->bytes += size;

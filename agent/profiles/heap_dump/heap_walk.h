@@ -35,6 +35,19 @@
 
 enum walk_ids { WALK_IDS_ADDRESSES, WALK_IDS_TAGS };
 
+/* The address of the object a heap callback's tag pointer is about, read from HotSpot's
+ * callback wrapper (above), if its neighbours hold the class tag and size (size < 0: not
+ * checked) the callback was given; false if they do not. The same wrapper serves
+ * FollowReferences and IterateThroughHeap. */
+static inline bool heap_walk_address_of(const jlong *tp, jlong class_tag, jlong size,
+                                        uint64_t *address)
+{
+    if ((size >= 0 && tp[-1] != size) || tp[1] != class_tag)
+        return false;
+    *address = (uint64_t)tp[-2];
+    return true;
+}
+
 /* Where the walk's records go. Called on the VM thread during the walk: no JNI, no JVMTI
  * except memory functions, no lock another thread may hold while calling into the VM. */
 struct walk_out {
@@ -42,12 +55,15 @@ struct walk_out {
     /* A root; thread serials and traces are already resolved. */
     void (*root)(void *ctx, const struct hprof_root *r);
     /* values: c->layout.ninstance values in INSTANCE DUMP order. */
-    void (*instance)(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size,
-                     const union hprof_value *values);
-    void (*obj_array)(void *ctx, const struct dump_class *c, hprof_id id, uint64_t size, uint32_t n,
-                      const hprof_id *elems);
-    void (*prim_array)(void *ctx, hprof_id id, enum hprof_basic_type type, uint64_t size,
-                       uint32_t n, const void *elems);
+    void (*instance)(void *ctx, const struct dump_class *c, hprof_id id, uint32_t trace,
+                     uint64_t size, const union hprof_value *values);
+    void (*obj_array)(void *ctx, const struct dump_class *c, hprof_id id, uint32_t trace,
+                      uint64_t size, uint32_t n, const hprof_id *elems);
+    void (*prim_array)(void *ctx, hprof_id id, uint32_t trace, enum hprof_basic_type type,
+                       uint64_t size, uint32_t n, const void *elems);
+    /* The allocation trace of the object at this address (WALK_IDS_ADDRESSES only; NULL: the
+     * empty trace for every object). */
+    uint32_t (*trace_of)(void *ctx, uint64_t address);
     /* Thread serial and trace of a thread's dump-environment tag; false if unknown. */
     bool (*thread_of_tag)(void *ctx, uint64_t tag, uint32_t *serial, uint32_t *trace);
     /* Polled now and then: true stops the walk (the output failed). */

@@ -278,19 +278,42 @@ static void heap_sites_control(const struct control_request *req)
 struct live_counts {
     uint32_t end;
     uint64_t *objs, *bytes;
+    uint64_t *alloc_objs, *alloc_bytes; /* NULL: read the sites' counters */
 };
+
+/* Counts a heap dump's site walks made for the sections of the same request
+ * (heap_sites_walk_objects); control_lock held to use it. */
+static struct {
+    const struct dump_request *req;
+    struct live_counts lc;
+} stash;
+
+static void live_counts_free(struct live_counts *lc)
+{
+    free(lc->objs);
+    free(lc->bytes);
+    free(lc->alloc_objs);
+    free(lc->alloc_bytes);
+    memset(lc, 0, sizeof *lc);
+}
+
+/* The site an object of the heap is counted at: its tag's, or for an untagged object of a
+ * class with a default site (class_tag is the class's tag in the walk's environment, set only
+ * in the class's own), that default; 0 for none. */
+static uint64_t site_of(uint64_t tag, jlong class_tag)
+{
+    if (tag != 0)
+        return tag_site(tag);
+    struct site_class *k = heap_sites_state.defaults ? sites_walks_default_class(class_tag) : NULL;
+    return k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
+}
 
 static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                                void *user_data)
 {
     (void)length;
     struct live_counts *lc = user_data;
-    uint64_t tag = (uint64_t)*tag_ptr, site = tag_site(tag);
-    if (tag == 0) {
-        struct site_class *k =
-            heap_sites_state.defaults ? sites_walks_default_class(class_tag) : NULL;
-        site = k ? atomic_load_explicit(&k->default_site, memory_order_relaxed) : 0;
-    }
+    uint64_t site = site_of((uint64_t)*tag_ptr, class_tag);
     if (site >= SITE_ID_FIRST && site < lc->end) {
         lc->objs[site]++;
         lc->bytes[site] += (uint64_t)size;
@@ -369,6 +392,14 @@ static uint64_t alloc_count(_Atomic(uint64_t) *field)
     return heap_sites_state.sampled ? sites_weight_round(v) : v;
 }
 
+/* Allocations of site id: as of the live counts' walks. */
+static void alloc_counts(const struct live_counts *lc, uint32_t id, uint64_t *objs, uint64_t *bytes)
+{
+    struct site *s = site_table_get(id);
+    *objs = lc->alloc_objs ? lc->alloc_objs[id] : alloc_count(&s->alloc_objs);
+    *bytes = lc->alloc_bytes ? lc->alloc_bytes[id] : alloc_count(&s->alloc_bytes);
+}
+
 /* The sections of one dump: SITES and HEAP SUMMARY, as asked. */
 struct sites_section {
     unsigned sections;
@@ -399,33 +430,44 @@ static void heap_sites_dump(const struct dump_request *req)
         return;
     jvmtiEnv *jvmti = req->jvmti;
     pthread_mutex_lock(&heap_sites_state.control_lock);
+    /* The heap dump of this request walked the heap for us (heap_sites_walk_objects). */
+    struct live_counts lc = {0};
+    bool stashed = stash.req == req && stash.lc.objs;
+    if (stashed)
+        lc = stash.lc;
+    else
+        live_counts_free(&stash.lc);
+    memset(&stash, 0, sizeof stash);
     if (req->flags & HPROF_SITES_FORCE_GC)
         (*jvmti)->ForceGarbageCollection(jvmti);
     /* Until the counts are read: live counts from walks of one heap, allocation counts of
      * the same moment. */
-    bool gated = !heap_sites_state.sampled;
+    bool gated = !heap_sites_state.sampled && !stashed;
     if (gated) {
         alloc_gate_close();
         sites_alloc_flush_pending();
     }
 
-    struct live_counts lc = {site_table_end(), NULL, NULL};
-    lc.objs = calloc(lc.end, sizeof *lc.objs);
-    lc.bytes = calloc(lc.end, sizeof *lc.bytes);
+    if (!stashed) {
+        lc.end = site_table_end();
+        lc.objs = calloc(lc.end, sizeof *lc.objs);
+        lc.bytes = calloc(lc.end, sizeof *lc.bytes);
+    }
     struct row_ref *rows = calloc(lc.end, sizeof *rows);
     struct hprof_site_row *view = NULL;
     if (!lc.objs || !lc.bytes || !rows) {
         log_error("out of memory writing SITES");
         goto done;
     }
-    collect_live(jvmti, &lc);
+    if (!stashed)
+        collect_live(jvmti, &lc);
 
     struct hprof_sites_report report = {.flags = req->flags, .cutoff = req->cutoff};
     size_t n = 0;
     for (uint32_t id = SITE_ID_FIRST; id < lc.end; id++) {
         struct site *s = site_table_get(id);
-        uint64_t alloc_objs = alloc_count(&s->alloc_objs);
-        uint64_t alloc_bytes = alloc_count(&s->alloc_bytes);
+        uint64_t alloc_objs, alloc_bytes;
+        alloc_counts(&lc, id, &alloc_objs, &alloc_bytes);
         report.total_alloc_objs += alloc_objs;
         report.total_alloc_bytes += alloc_bytes;
         report.total_live_objs += lc.objs[id];
@@ -480,24 +522,87 @@ done:
         alloc_gate_open();
     free(view);
     free(rows);
-    free(lc.objs);
-    free(lc.bytes);
+    live_counts_free(&lc);
     pthread_mutex_unlock(&heap_sites_state.control_lock);
 }
 
-uint32_t heap_sites_trace_of(uint64_t tag, uint32_t class_serial)
+/* ---- for heap dumps ------------------------------------------------------------------- */
+
+struct object_walk {
+    heap_sites_object_fn fn;
+    void *ctx;
+    struct live_counts *lc;
+};
+
+static jint JNICALL visit_object(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                 void *user_data)
 {
-    uint64_t site = tag_site(tag);
-    if (tag == 0) {
-        struct site_class *k =
-            heap_sites_state.defaults ? site_table_class_peek(class_serial) : NULL;
-        uint8_t kind = k ? atomic_load_explicit(&k->kind, memory_order_relaxed) : 0;
-        if (kind == SITE_CLASS_DEFAULT || kind == SITE_CLASS_SWITCHING)
-            site = atomic_load_explicit(&k->default_site, memory_order_relaxed);
+    (void)length;
+    const struct object_walk *ow = user_data;
+    uint64_t site = site_of((uint64_t)*tag_ptr, class_tag);
+    if (site >= SITE_ID_FIRST && site < ow->lc->end) {
+        ow->lc->objs[site]++;
+        ow->lc->bytes[site] += (uint64_t)size;
+        ow->fn(ow->ctx, tag_ptr, class_tag, size, (uint32_t)site);
     }
-    const struct site *s =
-        site >= SITE_ID_FIRST && site <= SITE_ID_MAX ? site_table_get((uint32_t)site) : NULL;
+    return 0;
+}
+
+/* With the gate closed: the allocation counts of this moment. */
+static void snapshot_allocs(struct live_counts *lc)
+{
+    for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++)
+        alloc_counts(&(struct live_counts){0}, id, &lc->alloc_objs[id], &lc->alloc_bytes[id]);
+}
+
+bool heap_sites_walk_objects(const struct dump_request *req, heap_sites_object_fn fn, void *ctx,
+                             uint64_t *collections)
+{
+    if (heap_sites_state.sampled || tag_envs_count() == 0)
+        return false;
+    pthread_mutex_lock(&heap_sites_state.control_lock);
+    live_counts_free(&stash.lc);
+    memset(&stash, 0, sizeof stash);
+    alloc_gate_close();
+    sites_alloc_flush_pending();
+    struct live_counts lc = {site_table_end(), NULL, NULL, NULL, NULL};
+    lc.objs = calloc(lc.end, sizeof *lc.objs);
+    lc.bytes = calloc(lc.end, sizeof *lc.bytes);
+    lc.alloc_objs = calloc(lc.end, sizeof *lc.alloc_objs);
+    lc.alloc_bytes = calloc(lc.end, sizeof *lc.alloc_bytes);
+    bool ok = lc.objs && lc.bytes && lc.alloc_objs && lc.alloc_bytes;
+    *collections = tag_envs_collections();
+    if (ok) {
+        snapshot_allocs(&lc);
+        struct object_walk ow = {fn, ctx, &lc};
+        for (int i = 0; i < tag_envs_count(); i++)
+            sites_walks_walk_filtered(tag_envs_at(i), 0, NULL, visit_object, &ow);
+    }
+    alloc_gate_open();
+    /* Kept for this request's SITES only if the walks saw one heap (no collection between
+     * them) and SITES will not force a collection first. */
+    bool keep = ok && tag_envs_collections() == *collections &&
+                (req->sections & (DUMP_SITES | DUMP_HEAP_SUMMARY)) &&
+                !(req->flags & HPROF_SITES_FORCE_GC);
+    if (keep) {
+        stash.req = req;
+        stash.lc = lc;
+    } else {
+        live_counts_free(&lc);
+    }
+    pthread_mutex_unlock(&heap_sites_state.control_lock);
+    return ok;
+}
+
+uint32_t heap_sites_trace_of_site(uint32_t site)
+{
+    const struct site *s = site_table_get(site);
     return s ? s->trace_serial : HPROF_TRACE_SERIAL_NONE;
+}
+
+uint64_t heap_sites_collections(void)
+{
+    return tag_envs_collections();
 }
 
 /* A socket command asked for ALLOC SITES while heap=sites is off: the section, empty (no

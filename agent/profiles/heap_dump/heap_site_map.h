@@ -1,0 +1,50 @@
+/* The allocation site of each object of a heap dump (heap=all, or heap=dump with heap=sites in
+ * exact mode): before the dump's walk, heap=sites' own walks (heap_sites_walk_objects) give
+ * every object they count at a site; this map keeps object address -> site, and the dump's
+ * walk, which names objects by address (WALK_IDS_ADDRESSES), looks each object up there.
+ *
+ * Addresses name the same objects in both walks only if no collection ran between them: the
+ * first look-up compares the collection count with the one before the map was made and, if a
+ * collection ran, every object gets the empty trace (heap_site_map_stale). Collections are
+ * counted in GarbageCollectionFinish, which HotSpot posts inside the collection's pause, so the
+ * check made inside the dump's walk (at a safepoint) sees every collection before it.
+ *
+ * One entry is one word: the address / 8 above, the site id in the low 24 bits (site ids are
+ * below 0x800000); an object above 2^43 (8 TiB) is not kept and gets the empty trace. Open
+ * addressing, at most half full: 16 bytes or less per object counted at a site. */
+#ifndef HPROF_HEAP_SITE_MAP_H
+#define HPROF_HEAP_SITE_MAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+struct heap_site_map {
+    uint64_t *slots;
+    size_t mask, n;
+    uint8_t *sites_seen; /* by site id: some object of the map is there */
+    uint32_t sites_cap;
+    uint64_t collections; /* before the walks */
+    bool active;          /* made; false: heap=sites not in exact mode, or out of memory */
+    bool checked, stale;  /* the collection check was made; it found a collection */
+    bool broken;          /* an IterateThroughHeap callback's wrapper did not hold its address */
+};
+
+/* Makes the map (heap=sites' walks, with allocations held while they run; their counts serve
+ * req's SITES section too). Returns m->active. */
+struct dump_request;
+bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req);
+
+/* Writes the STACK TRACE (and frames) of every site the map names (before the dump). */
+void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w);
+
+/* The allocation trace of the object at this address (HPROF_TRACE_SERIAL_NONE: not known). */
+uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address);
+
+/* The collection check again, for another walk. */
+void heap_site_map_recheck(struct heap_site_map *m);
+
+void heap_site_map_free(struct heap_site_map *m);
+
+#endif
