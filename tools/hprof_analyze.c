@@ -28,6 +28,7 @@ static const char usage[] =
     "                                class's biggest instance\n"
     "  --oop-size=4|8                reference size of the size model (default 4)\n"
     "  --no-waste                    leave out duplicate arrays and sparse collections\n"
+    "  --no-sites                    leave out the allocation sites (one walk less)\n"
     "  -q, --quiet                   no progress on stderr\n";
 
 static bool opt(const char *arg, const char *name, const char **val)
@@ -51,8 +52,13 @@ static bool number(const char *s, double lo, double hi, double *out)
 
 int main(int argc, char **argv)
 {
-    struct report_opts ro = {
-        .top = 20, .depth = 4, .fanout = 5, .suspect = 0.10, .accumulation = 0.80, .waste = true};
+    struct report_opts ro = {.top = 20,
+                             .depth = 4,
+                             .fanout = 5,
+                             .suspect = 0.10,
+                             .accumulation = 0.80,
+                             .waste = true,
+                             .sites = true};
     enum rout_format fmt = ROUT_TEXT;
     double dump = 1, oop = 4, v;
     bool quiet = false, html = false;
@@ -65,6 +71,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--no-waste")) {
             ro.waste = false;
+        } else if (!strcmp(a, "--no-sites")) {
+            ro.sites = false;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (opt(a, "--format", &val)) {

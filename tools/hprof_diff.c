@@ -483,7 +483,7 @@ int HPROF_DIFF_MAIN(int argc, char **argv)
         if (held && w < 2)
             (w ? diff_retained_write_markdown : diff_retained_write_text)(o, held);
         else if (w == 2)
-            diff_write_json(o, tabs, nt);
+            diff_write_json(o, tabs, nt, held);
         else if (diff_write_flame(o, tabs, nt) != 0)
             fprintf(stderr,
                     "hprof-diff: warning: no stacks to draw (heap dumps, cpu=old): %s "

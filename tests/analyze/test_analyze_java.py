@@ -13,6 +13,9 @@ with 1,000 and 11,000 leaked entries, dumped by the agent (heap=dump,format=b) a
     main), leak-worker's its int[8192];
   - hprof-diff of the agent's two dumps: one leak verdict, held by LeakApp$Registry.ENTRIES,
     growing by 10,000 entries (10,000 x 56 bytes and the array), exit 1; same dump twice: 0;
+  - allocation sites with heap=all: 11,000 entries at the line of LeakApp.java that makes them,
+    the suspect's accumulated site; hprof-diff's verdict names the holder and that line, and
+    only the entries and their payloads grow by thousands per site (text and JSON);
   - the 2nd dump of a file holding two; bad input: one line with an offset, exit 2;
   - --format=html in headless chromium: one level shown, seven opened by "#open=7".
 Ends with "SUITE analyze-java: N passed, N failed".
@@ -157,9 +160,62 @@ try:
               f"hprof-diff verdict: {leaks[0]}")
         check("accumulates: LeakApp$Entry (1000 -> 11000 objects)" in r.stdout,
               f"hprof-diff: what accumulates: {r.stdout[-800:]}")
+    # the same verdict in the JSON output (issue 25), no allocation sites in these dumps
+    r = run([DIFF, "--json", "-", dumps["agent1000"], dumps["agent11000"]])
+    try:
+        held = json.loads(r.stdout)["retained"]
+        v = held["verdicts"]
+        check(r.returncode == 1 and len(v) == 1 and
+              v[0]["holder"] == "class LeakApp$Registry.ENTRIES" and
+              leaks and f"LEAK +{v[0]['growth_bytes']} bytes" in leaks[0] and
+              v[0]["accumulates_new_objects"] == 11000 and v[0]["allocated_at"] == "" and
+              not held["sites"]["base_has_sites"] and held["sites"]["grown"] == [],
+              f"hprof-diff --json retained: {held}")
+    except (ValueError, KeyError) as e:
+        check(False, f"hprof-diff --json: {e}: {r.stdout[-600:]}")
     r = run([DIFF, dumps["agent11000"], dumps["agent11000"]])
     check(r.returncode == 0 and "0 leak verdict" in r.stdout,
           f"hprof-diff same dump: exit {r.returncode} {r.stdout[-300:]}")
+
+    # allocation sites (issue 30): the same two runs with heap=all; the leak suspect and the
+    # hprof-diff verdict name the holder and the line of LeakApp.java that made the entries
+    with open(os.path.join(HERE, "LeakApp.java")) as f:
+        line = next(i for i, t in enumerate(f, 1) if "new Entry(i)" in t)
+    site = f"LeakApp$Entry at LeakApp.main(LeakApp.java:{line})"
+    for n in (1000, 11000):
+        out = os.path.join(work, f"sites{n}.hprof")
+        r = run([java, f"-agentpath:{AGENT}=heap=all,format=b,file={out}", "-cp", work,
+                 "LeakApp", str(n), "500"])
+        check(r.returncode == 0 and os.path.exists(out), f"heap=all run {n}: {r.stderr[-500:]}")
+        dumps[f"sites{n}"] = out
+    rep = analyze(dumps["sites11000"], "--no-waste", "--top=50")
+    if rep:
+        rows = [s for s in rep.get("sites", []) if s["class"] == "LeakApp$Entry"]
+        check(len(rows) == 1 and rows[0]["objects"] == 11000 and
+              rows[0]["stack"] == site.split(" at ", 1)[1],
+              f"sites: one LeakApp$Entry site of 11000 objects at line {line}: {rows}")
+        sus = [s for s in rep["suspects"] if s["accumulated_site"] == site]
+        check(sus and "static ENTRIES" in sus[0]["path"] and
+              sus[0]["allocated_at"].startswith("java.lang.Object[] at "),
+              f"suspect with the entries' site: {rep['suspects']}")
+    r = run([DIFF, "--json", "-", dumps["sites1000"], dumps["sites11000"]])
+    try:
+        held = json.loads(r.stdout)["retained"]
+        v = held["verdicts"]
+        check(r.returncode == 1 and len(v) == 1 and
+              v[0]["holder"] == "class LeakApp$Registry.ENTRIES" and v[0]["allocated_at"] == site
+              and v[0]["site_base_objects"] == 1000 and v[0]["site_new_objects"] == 11000,
+              f"hprof-diff heap=all verdict: {v}")
+        grown = {g["site"]: g["new_objects"] - g["base_objects"] for g in held["sites"]["grown"]}
+        # the entries and their payloads grew by 10,000; nothing else by more than a few
+        check(grown.get(site) == 10000 and
+              sum(1 for k, d in grown.items() if d >= 100) == 2, f"sites grown: {grown}")
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"hprof-diff --json heap=all: {e}: {r.stdout[-600:]}")
+    r = run([DIFF, dumps["sites1000"], dumps["sites11000"]])
+    check("held by class LeakApp$Registry.ENTRIES" in r.stdout and
+          f"allocated at: {site} (1000 -> 11000 objects)" in r.stdout,
+          f"hprof-diff heap=all text: {r.stdout[-1500:]}")
 
     # the 2nd dump of a file that holds two: records of the second file after the first
     two = os.path.join(work, "two.hprof")

@@ -42,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                      .fanout = 3,
                                      .suspect = 0.1,
                                      .accumulation = 0.8,
-                                     .path_to = "Node"};
+                                     .path_to = "Node",
+                                     .sites = true};
             rout_begin(&out, o, ROUT_JSON);
             report_heap(&a, &ro, &out);
             rout_end(&out);

@@ -5,6 +5,7 @@
 #include "report_heap.h"
 
 #include "heap_find.h"
+#include "report_sites.h"
 #include "report_waste.h"
 
 #include <inttypes.h>
@@ -34,7 +35,8 @@ static double share(const struct heap_analysis *a, uint64_t v)
     return a->reachable_bytes ? 100.0 * (double)v / (double)a->reachable_bytes : 0;
 }
 
-static void summary(const struct heap_analysis *a, const struct report_opts *o, struct rout *out)
+static void summary(const struct heap_analysis *a, const struct report_opts *o, struct rout *out,
+                    const struct heap_sites *sites)
 {
     const struct heap_graph *g = a->g;
     rout_kv_begin(out, "summary", "Heap dump");
@@ -54,6 +56,8 @@ static void summary(const struct heap_analysis *a, const struct report_opts *o, 
     rout_kv_num(out, "reachable_bytes", a->reachable_bytes);
     rout_kv_num(out, "unreachable_objects", a->unreachable_objects);
     rout_kv_num(out, "unreachable_bytes", a->unreachable_bytes);
+    if (sites)
+        report_sites_summary(sites, out);
     rout_section_end(out);
 }
 
@@ -214,7 +218,7 @@ static bool dominated_by_any(const struct heap_analysis *a, uint32_t v, const ui
 }
 
 static int suspects(const struct heap_analysis *a, const struct report_opts *o, struct rout *out,
-                    const uint32_t *ci, uint32_t nci)
+                    const uint32_t *ci, uint32_t nci, const struct heap_sites *sites)
 {
     const struct heap_graph *g = a->g;
     enum { MAXS = 32 };
@@ -274,8 +278,11 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
                                            {"instances", 'n', 10},
                                            {"accumulation_point", 's', 40},
                                            {"accumulated_bytes", 'n', 14},
+                                           {"allocated_at", 's', 30},
+                                           {"accumulated_site", 's', 30},
+                                           {"accumulated_site_bytes", 'n', 14},
                                            {"path", 's', 0}};
-    rout_table_begin(out, "suspects", "Leak suspects", cols, 8);
+    rout_table_begin(out, "suspects", "Leak suspects", cols, 11);
     for (size_t i = 0; i < ns; i++) {
         char n1[24], n2[24], n3[24], pct[16], what[512], acc[512], path[4096];
         uint64_t ret = s[i].cls == HG_NONE ? a->retained[s[i].node] : a->classes[s[i].cls].retained;
@@ -285,6 +292,17 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
         else
             snprintf(what, sizeof what, "%s", g->classes[s[i].cls].name);
         path_text(g, s[i].path, s[i].plen, nodes, recs, nn, path, sizeof path);
+        /* where the accumulation point was allocated, and where what it holds was */
+        char own[4096] = "", below[4096] = "", n4[24];
+        uint64_t bbytes = 0, bcount = 0;
+        if (sites && sites->site) {
+            if (sites->site[s[i].accum])
+                heap_sites_name(sites, g, sites->site[s[i].accum], REPORT_SITES_FRAMES, own,
+                                sizeof own);
+            uint32_t k = heap_sites_below(sites, a, s[i].accum, &bbytes, &bcount);
+            if (k)
+                heap_sites_name(sites, g, k, REPORT_SITES_FRAMES, below, sizeof below);
+        }
         const char *cells[] = {s[i].cls == HG_NONE ? "object" : "class",
                                NUM(n1, ret),
                                pct,
@@ -292,6 +310,9 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
                                NUM(n3, s[i].cls == HG_NONE ? 1 : a->classes[s[i].cls].count),
                                report_node_name(g, s[i].accum, acc, sizeof acc),
                                NUM(n2, a->retained[s[i].accum]),
+                               own,
+                               below,
+                               NUM(n4, bbytes),
                                path};
         rout_row(out, cells);
     }
@@ -416,18 +437,29 @@ int report_heap(const struct heap_analysis *a, const struct report_opts *o, stru
     if (!ci)
         return -1;
     uint32_t nci = report_classes_by_retained(a, ci);
-    summary(a, o, out);
+    struct heap_sites sites;
+    bool with_sites = o->sites;
+    if (with_sites && heap_sites_build(&sites, a) < 0) {
+        heap_sites_free(&sites);
+        free(ci);
+        return -1;
+    }
+    summary(a, o, out, with_sites ? &sites : NULL);
     classes(a, o, out, ci, nci);
+    int rc = with_sites ? report_sites(a, &sites, o, out) : 0;
     objects(a, o, out);
     if (o->depth)
         tree(a, o, out);
-    int rc = suspects(a, o, out, ci, nci);
+    if (!rc)
+        rc = suspects(a, o, out, ci, nci, with_sites ? &sites : NULL);
     if (!rc)
         rc = threads(a, o, out);
     if (!rc && o->waste)
         rc = report_waste(a, o, out);
     if (!rc && o->path_to)
         rc = path_to(a, o, out);
+    if (with_sites)
+        heap_sites_free(&sites);
     free(ci);
     return rc;
 }

@@ -18,6 +18,7 @@ struct report_opts {
     double accumulation; /* share a child must hold to be followed to the accumulation point */
     const char *path_to; /* "0x<id>" or a class name (its biggest instance); NULL: none */
     bool waste;          /* duplicate arrays and sparse collections (report_waste.h) */
+    bool sites;          /* allocation sites (report_sites.h): one more walk over the dump */
 };
 
 /* Write every section; returns 0, -1 out of memory, -2 the path target is not in the dump. */

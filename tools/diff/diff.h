@@ -183,7 +183,10 @@ size_t diff_judge(struct diff_table *t, const struct diff_thresholds *th,
 /* Outputs. top: unflagged entries shown besides the regressions (largest changes). */
 void diff_write_text(FILE *o, struct diff_table *const *t, size_t nt, unsigned top);
 void diff_write_markdown(FILE *o, struct diff_table *const *t, size_t nt, unsigned top);
-void diff_write_json(FILE *o, struct diff_table *const *t, size_t nt);
+/* held: the retained-size comparison of two heap dumps (its "retained" key), or NULL */
+struct diff_retained;
+void diff_write_json(FILE *o, struct diff_table *const *t, size_t nt,
+                     const struct diff_retained *held);
 /* The differential flame graph of the stack-shaped tables; 0 ok, -1 nothing to draw. */
 int diff_write_flame(FILE *o, struct diff_table *const *t, size_t nt);
 

@@ -5,6 +5,7 @@
  * hprof-convert's tools/flame.
  */
 #include "diff.h"
+#include "diff_retained.h"
 #include "flame.h"
 
 #include <inttypes.h>
@@ -451,9 +452,10 @@ static void json_dbls(FILE *o, const double *v, unsigned n)
     fputc(']', o);
 }
 
-void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
+void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt,
+                     const struct diff_retained *held)
 {
-    size_t reg = 0, ufail = 0;
+    size_t reg = held ? diff_retained_verdicts(held) : 0, ufail = 0;
     for (size_t k = 0; k < nt; k++) {
         reg += tabs[k]->regressions;
         ufail += tabs[k]->uniform_fails;
@@ -574,7 +576,12 @@ void diff_write_json(FILE *o, struct diff_table *const *tabs, size_t nt)
         }
         fprintf(o, "]}");
     }
-    fprintf(o, "]}\n");
+    fprintf(o, "]");
+    if (held) {
+        fprintf(o, ",\"retained\":");
+        diff_retained_write_json(o, held);
+    }
+    fprintf(o, "}\n");
 }
 
 /* ---- HTML: the differential flame graphs, drawn by tools/flame -------------------------- */

@@ -4,9 +4,11 @@
  */
 #include "diff_retained.h"
 
+#include "diff_sites.h"
 #include "heap_analysis.h"
 #include "heap_find.h"
 #include "report_heap.h"
+#include "report_sites.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -16,6 +18,7 @@
 
 #define MAX_DEPTH 24 /* keys below this depth of the dominator tree are not kept */
 #define MAX_VERDICTS 16
+#define SITE_ROWS 20 /* sites listed by growth */
 
 struct key {
     uint64_t hash, parent; /* 0: empty slot; parent 0 for the top level */
@@ -28,8 +31,9 @@ struct key {
 
 struct verdict {
     uint64_t growth, base, now;
-    char *holder, *point, *path, *what;
+    char *holder, *point, *path, *what, *site;
     uint64_t what_nbase, what_nnow;
+    uint64_t site_nbase, site_nnow; /* live objects of the site in both dumps */
 };
 
 struct diff_retained {
@@ -38,6 +42,7 @@ struct diff_retained {
     uint64_t base_total, new_total;
     struct verdict v[MAX_VERDICTS];
     size_t nv;
+    struct diff_sites sites;
 };
 
 static uint64_t mix(uint64_t h, const char *s)
@@ -137,8 +142,23 @@ static char *xstrdup(const char *s)
     return r ? r : (char *)"";
 }
 
+/* The allocation site of what accumulates under the verdict's point (heap_sites_below) */
+static void site_of(struct diff_retained *d, const struct heap_analysis *a,
+                    const struct heap_sites *hs, struct verdict *v, uint32_t node)
+{
+    uint64_t bytes, count;
+    uint32_t k = heap_sites_below(hs, a, node, &bytes, &count);
+    char name[4096];
+    v->site =
+        xstrdup(k ? heap_sites_name(hs, a->g, k, REPORT_SITES_FRAMES, name, sizeof name) : "");
+    const struct diff_site *e = k ? diff_sites_find(&d->sites, name) : NULL;
+    v->site_nbase = e ? e->nbase : 0;
+    v->site_nnow = e ? e->nnow : 0;
+}
+
 /* Holder, path and what accumulates for the verdict at key k (its node in the new dump). */
-static void describe(struct diff_retained *d, const struct heap_analysis *a, struct key *k)
+static void describe(struct diff_retained *d, const struct heap_analysis *a,
+                     const struct heap_sites *hs, struct key *k)
 {
     const struct heap_graph *g = a->g;
     struct verdict *v = &d->v[d->nv++];
@@ -192,6 +212,7 @@ static void describe(struct diff_retained *d, const struct heap_analysis *a, str
     v->what = xstrdup(best && best->node != HG_NONE ? label(g, best->node, name, sizeof name) : "");
     v->what_nbase = best ? best->nbase : 0;
     v->what_nnow = best ? best->nnow : 0;
+    site_of(d, a, hs, v, k->node);
 }
 
 static bool grew(const struct key *k, const struct diff_retained_opts *o, uint64_t total)
@@ -205,7 +226,7 @@ static bool grew(const struct key *k, const struct diff_retained_opts *o, uint64
 /* The verdicts: flagged keys of one object whose growth no flagged one-object child carries
  * mostly (80%): the deepest point of each growing chain. */
 static void judge(struct diff_retained *d, const struct heap_analysis *a,
-                  const struct diff_retained_opts *o)
+                  const struct heap_sites *hs, const struct diff_retained_opts *o)
 {
     for (size_t i = 0; i < d->cap; i++)
         d->k[i].flagged = d->k[i].hash && grew(&d->k[i], o, d->new_total);
@@ -221,7 +242,7 @@ static void judge(struct diff_retained *d, const struct heap_analysis *a,
                      (double)(c->now - c->base) >= 0.8 * (double)(k->now - k->base);
         }
         if (!deeper && d->nv < MAX_VERDICTS)
-            describe(d, a, k);
+            describe(d, a, hs, k);
     }
 }
 
@@ -256,7 +277,12 @@ struct diff_retained *diff_retained_run(const char *base, const char *nw, unsign
         free(d);
         return NULL;
     }
+    struct heap_sites hs = {0};
     int rc = collect(d, &a, false);
+    if (!rc)
+        rc =
+            heap_sites_build(&hs, &a) < 0 || diff_sites_add(&d->sites, &hs, &g, false) < 0 ? -1 : 0;
+    heap_sites_free(&hs);
     d->base_total = a.reachable_bytes;
     heap_analysis_free(&a);
     heap_graph_free(&g);
@@ -267,13 +293,16 @@ struct diff_retained *diff_retained_run(const char *base, const char *nw, unsign
         return NULL;
     }
     d->new_total = a.reachable_bytes;
-    if (collect(d, &a, true) < 0) {
+    if (collect(d, &a, true) < 0 || heap_sites_build(&hs, &a) < 0 ||
+        diff_sites_add(&d->sites, &hs, &g, true) < 0) {
         snprintf(err, errlen, "out of memory comparing retained sizes");
         diff_retained_free(d);
         d = NULL;
     } else {
-        judge(d, &a, o);
+        judge(d, &a, &hs, o);
+        diff_sites_sort(&d->sites);
     }
+    heap_sites_free(&hs);
     heap_analysis_free(&a);
     heap_graph_free(&g);
     return d;
@@ -298,18 +327,59 @@ void diff_retained_write_text(FILE *o, const struct diff_retained *d)
                 " objects)\n    path: %s\n",
                 v->growth, v->point, v->base, v->now, v->holder, v->what, v->what_nbase,
                 v->what_nnow, v->path);
+        if (*v->site)
+            fprintf(o, "    allocated at: %s (%" PRIu64 " -> %" PRIu64 " objects)\n", v->site,
+                    v->site_nbase, v->site_nnow);
     }
+    diff_sites_write_text(o, &d->sites, SITE_ROWS);
 }
 
 void diff_retained_write_markdown(FILE *o, const struct diff_retained *d)
 {
-    fprintf(o, "\n## Retained sizes (heap dumps)\n\n| growth_bytes | accumulation point | holder | "
-               "accumulates | path |\n| ---: | :--- | :--- | :--- | :--- |\n");
+    fprintf(o,
+            "\n## Retained sizes (heap dumps)\n\n| growth_bytes | accumulation point | holder | "
+            "accumulates | allocated at | path |\n| ---: | :--- | :--- | :--- | :--- | :--- |\n");
     for (size_t i = 0; i < d->nv; i++) {
         const struct verdict *v = &d->v[i];
-        fprintf(o, "| %" PRIu64 " | %s | %s | %s (%" PRIu64 " -> %" PRIu64 ") | %s |\n", v->growth,
-                v->point, v->holder, v->what, v->what_nbase, v->what_nnow, v->path);
+        fprintf(o,
+                "| %" PRIu64 " | %s | %s | %s (%" PRIu64 " -> %" PRIu64 ") | %s (%" PRIu64
+                " -> %" PRIu64 ") | %s |\n",
+                v->growth, v->point, v->holder, v->what, v->what_nbase, v->what_nnow, v->site,
+                v->site_nbase, v->site_nnow, v->path);
     }
+    diff_sites_write_markdown(o, &d->sites, SITE_ROWS);
+}
+
+void diff_retained_write_json(FILE *o, const struct diff_retained *d)
+{
+    fprintf(o,
+            "{\"base_reachable_bytes\":%" PRIu64 ",\"new_reachable_bytes\":%" PRIu64
+            ",\"verdicts\":[",
+            d->base_total, d->new_total);
+    for (size_t i = 0; i < d->nv; i++) {
+        const struct verdict *v = &d->v[i];
+        fprintf(o,
+                "%s{\"growth_bytes\":%" PRIu64 ",\"base_bytes\":%" PRIu64 ",\"new_bytes\":%" PRIu64
+                ",\"accumulation_point\":",
+                i ? "," : "", v->growth, v->base, v->now);
+        diff_sites_json_str(o, v->point);
+        fputs(",\"holder\":", o);
+        diff_sites_json_str(o, v->holder);
+        fputs(",\"accumulates\":", o);
+        diff_sites_json_str(o, v->what);
+        fprintf(o,
+                ",\"accumulates_base_objects\":%" PRIu64 ",\"accumulates_new_objects\":%" PRIu64
+                ",\"allocated_at\":",
+                v->what_nbase, v->what_nnow);
+        diff_sites_json_str(o, v->site);
+        fprintf(o, ",\"site_base_objects\":%" PRIu64 ",\"site_new_objects\":%" PRIu64 ",\"path\":",
+                v->site_nbase, v->site_nnow);
+        diff_sites_json_str(o, v->path);
+        fputc('}', o);
+    }
+    fputs("],\"sites\":", o);
+    diff_sites_write_json(o, &d->sites, SITE_ROWS);
+    fputc('}', o);
 }
 
 void diff_retained_free(struct diff_retained *d)
@@ -318,11 +388,12 @@ void diff_retained_free(struct diff_retained *d)
         return;
     for (size_t i = 0; i < d->nv; i++) {
         struct verdict *v = &d->v[i];
-        char *s[] = {v->holder, v->point, v->path, v->what};
-        for (int j = 0; j < 4; j++)
+        char *s[] = {v->holder, v->point, v->path, v->what, v->site};
+        for (int j = 0; j < 5; j++)
             if (s[j] && *s[j])
                 free(s[j]);
     }
+    diff_sites_free(&d->sites);
     free(d->k);
     free(d);
 }

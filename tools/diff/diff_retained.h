@@ -30,6 +30,8 @@ struct diff_retained *diff_retained_run(const char *base, const char *nw, unsign
 size_t diff_retained_verdicts(const struct diff_retained *d);
 void diff_retained_write_text(FILE *o, const struct diff_retained *d);
 void diff_retained_write_markdown(FILE *o, const struct diff_retained *d);
+/* The same as one JSON object (hprof-diff's "retained" key, doc/heap-analysis.md). */
+void diff_retained_write_json(FILE *o, const struct diff_retained *d);
 void diff_retained_free(struct diff_retained *d);
 
 #endif
