@@ -12,10 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* node i's successors: adj[off[i]..off[i+1]); node 0 is the virtual root */
+/* node i's successors: adj[off[i]..off[i+1]); node 0 is the virtual root; fewer than 2^32
+ * edges */
 struct csr_graph {
     uint32_t n;
-    const uint64_t *off;
+    const uint32_t *off;
     const uint32_t *adj;
 };
 

@@ -61,9 +61,9 @@ static int class_totals(struct heap_analysis *a)
 static int bfs(struct heap_analysis *a, uint32_t *queue);
 
 /* Read back what array_spill_out parked (each at most once: a second call does nothing). */
-static int unspill(struct array_spill sp[4], struct heap_graph *g)
+static int unspill(struct array_spill sp[4], struct heap_graph *g, void **ids)
 {
-    int rc = array_spill_in(&sp[0], (void **)&g->ids);
+    int rc = array_spill_in(&sp[0], ids);
     rc |= array_spill_in(&sp[1], (void **)&g->bucket);
     rc |= array_spill_in(&sp[2], (void **)&g->cls);
     rc |= array_spill_in(&sp[3], (void **)&g->shallow8);
@@ -71,6 +71,12 @@ static int unspill(struct array_spill sp[4], struct heap_graph *g)
 }
 
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
+{
+    return heap_analysis_run_with(a, g, NULL, NULL);
+}
+
+int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_analysis_hook hook,
+                           void *ctx)
 {
     memset(a, 0, sizeof *a);
     a->g = g;
@@ -83,8 +89,9 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
      * (18 bytes an object less at the peak); the ids, buckets and classes until the references
      * are freed */
     struct array_spill sp[4];
-    array_spill_out(&sp[0], (void **)&g->ids, g->nobjects * sizeof *g->ids);
-    array_spill_out(&sp[1], (void **)&g->bucket, (g->nbuckets + 1) * sizeof *g->bucket);
+    void **ids = (void **)&g->ids32;
+    array_spill_out(&sp[0], ids, g->nobjects * sizeof *g->ids32);
+    array_spill_out(&sp[1], (void **)&g->bucket, g->nbuckets * sizeof *g->bucket);
     array_spill_out(&sp[2], (void **)&g->cls, (size_t)n * sizeof *g->cls);
     array_spill_out(&sp[3], (void **)&g->shallow8, (size_t)n * sizeof *g->shallow8);
     struct csr_graph cg = {n, g->off, g->adj};
@@ -92,7 +99,7 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     /* the shallow sizes come back for the retained sizes; the rest once the references are
      * gone (the shortest-path tree does not read them either) */
     if (array_spill_in(&sp[3], (void **)&g->shallow8) < 0 || drc < 0)
-        return unspill(sp, g), -1;
+        return unspill(sp, g, ids), -1;
     rss_trace("dominators");
     for (uint32_t i = g->first_obj; i < n; i++) {
         if (a->idom[i] == HG_NONE) {
@@ -108,7 +115,7 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
      * it writes retained[i]) */
     a->retained = malloc((size_t)n * sizeof *a->retained);
     if (!a->retained)
-        return unspill(sp, g), -1;
+        return unspill(sp, g, ids), -1;
     for (uint32_t i = 0; i < n; i++)
         a->retained[i] = heap_graph_shallow(g, i);
     dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
@@ -119,9 +126,11 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     /* the reports walk the dominator tree and the BFS tree, never the references again: they
      * go before the children lists are built, which keeps the peak lower */
     heap_graph_drop_edges(g);
-    if (unspill(sp, g) < 0)
+    if (unspill(sp, g, ids) < 0)
         rc = -1;
     rss_trace("shortest paths");
+    if (!rc && hook)
+        rc = hook(a, ctx);
     if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
     rss_trace("dominator tree, classes");
