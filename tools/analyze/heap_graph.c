@@ -114,6 +114,36 @@ static void sort_ids(uint64_t *a, size_t n)
     }
 }
 
+/* Sort ids that are nearly sorted (a dump lists most objects in address order, a few, such as
+ * class objects, elsewhere): the elements below the running maximum go to a side array, which is
+ * sorted alone and merged back from the end. 0, or -1 when more than n/16 are out of place (the
+ * array is then still a permutation of the input, for sort_ids). */
+static int sort_nearly(uint64_t *a, size_t n)
+{
+    size_t cap = n / 16 + 16, ne = 0, m = 0;
+    uint64_t *ex = malloc(cap * sizeof *ex);
+    if (!ex)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (m && a[i] < a[m - 1]) {
+            if (ne == cap) { /* too many out of place: put them back after the run */
+                memcpy(a + m, ex, ne * sizeof *ex);
+                memmove(a + m + ne, a + i, (n - i) * sizeof *a);
+                free(ex);
+                return -1;
+            }
+            ex[ne++] = a[i];
+        } else {
+            a[m++] = a[i];
+        }
+    }
+    sort_ids(ex, ne);
+    for (size_t k = n; ne;) /* merge from the end: a[0..m) and ex[0..ne) into a[0..n) */
+        a[--k] = m && a[m - 1] > ex[ne - 1] ? a[--m] : ex[--ne];
+    free(ex);
+    return 0;
+}
+
 /* The sorted ids become segments of one high 32-bit half (most dumps: one or two), each with a
  * bucket index on the low half (about one bucket per two ids), and the low halves alone (4
  * bytes an object): ids[] is freed. */
@@ -372,7 +402,7 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
     bool sorted = true;
     for (uint64_t i = 1; i < g->nobjects && sorted; i++)
         sorted = g->ids[i - 1] < g->ids[i];
-    if (!sorted)
+    if (!sorted && sort_nearly(g->ids, g->nobjects) < 0)
         sort_ids(g->ids, g->nobjects);
     for (uint64_t i = 1; i < g->nobjects; i++)
         g->duplicates += g->ids[i - 1] == g->ids[i];

@@ -4,10 +4,11 @@
  * Nodes are dense 32-bit indexes: 0 is a virtual root above every GC root, 1..nthreads are one
  * virtual node per thread above the objects its stack frames (Java frame and JNI local roots)
  * hold, and the objects (instances, arrays, class objects) follow, in increasing id order, so
- * an id is found by a bucketed binary search in the sorted id array (no per-object
- * allocation). The references are one compressed-sparse-row array of successor indexes.
- * Three walks over the mapped dump build it: ids and classes; each object's class, shallow
- * size and reference count; the references themselves (these two split over two threads).
+ * an id is found by a binary search among the segments of its high half, then in the bucket of
+ * its low half (no per-object allocation). The references are one compressed-sparse-row array of
+ * successor indexes. Three walks over the mapped dump build it: ids and classes; each object's
+ * class, shallow size and reference count; the references themselves (these two split over two
+ * threads).
  */
 #ifndef HEAP_GRAPH_H
 #define HEAP_GRAPH_H
