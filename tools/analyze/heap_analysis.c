@@ -124,6 +124,8 @@ int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_a
     rss_trace("shortest paths");
     if (!rc && hook)
         rc = hook(a, ctx);
+    /* the reports look up few ids (collections, paths): a coarser index is enough */
+    heap_graph_coarsen_index(g);
     if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
     rss_trace("dominator tree, classes");

@@ -54,7 +54,7 @@ uint32_t heap_graph_node(const struct heap_graph *g, uint64_t id)
     uint32_t want = (uint32_t)id;
     if (!sg || sg->high != id >> 32 || want < sg->low_min)
         return HG_NONE;
-    uint64_t b = (want - sg->low_min) >> sg->shift;
+    uint64_t b = (uint64_t)(want - sg->low_min) >> sg->shift; /* shift: up to 33 */
     if (b >= sg->nbuckets)
         return HG_NONE;
     const uint32_t *bk = g->bucket + sg->bucket0 + b, *low = g->ids32;
@@ -456,6 +456,27 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
 oom:
     snprintf(err, errlen, "out of memory building the graph of %" PRIu64 " objects", g->nobjects);
     return -1;
+}
+
+void heap_graph_coarsen_index(struct heap_graph *g)
+{
+    /* bucket b of the coarser index starts where bucket 4b of the finer one did (or, past the
+     * segment's last finer bucket, at the segment's end), so it is computed in place */
+    uint64_t nb = 0;
+    for (uint32_t s = 0; s < g->nsegs; s++) {
+        struct hg_seg *sg = &g->segs[s];
+        uint64_t fine = sg->nbuckets, coarse = ((fine - 1) >> 2) + 1;
+        for (uint64_t b = 0; b <= coarse; b++)
+            g->bucket[nb + b] = g->bucket[sg->bucket0 + (4 * b < fine ? 4 * b : fine)];
+        sg->bucket0 = nb;
+        sg->nbuckets = coarse;
+        sg->shift += 2;
+        nb += coarse + 1;
+    }
+    g->nbuckets = nb;
+    uint32_t *p = nb ? realloc(g->bucket, nb * sizeof *g->bucket) : NULL;
+    if (p)
+        g->bucket = p;
 }
 
 void heap_graph_drop_edges(struct heap_graph *g)
