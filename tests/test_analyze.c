@@ -29,8 +29,16 @@ static void u4(struct buf *b, uint32_t v)
     u2(b, v >> 16);
     u2(b, v & 0xffff);
 }
+/* With spread_ids, ids (all of them, string ids too) get one of 8 high halves from their bits
+ * 8..10: the loader must then keep several id segments (heap_graph.h). */
+static bool spread_ids;
+static uint64_t X(uint64_t v)
+{
+    return spread_ids ? v + ((v & 0x700) << 32) : v;
+}
 static void id(struct buf *b, uint64_t v)
 {
+    v = X(v);
     u4(b, (uint32_t)(v >> 32));
     u4(b, (uint32_t)v);
 }
@@ -252,6 +260,57 @@ START_TEST(known_graph)
 }
 END_TEST
 
+/* Every object's id maps to its node and back, ids in between or in another half to none. */
+static void check_ids(const struct heap_graph *g)
+{
+    for (uint32_t v = g->first_obj; v < g->n; v++) {
+        uint64_t i = heap_graph_id(g, v);
+        ck_assert_uint_eq(heap_graph_node(g, i), v);
+        ck_assert_uint_eq(heap_graph_node(g, i + 1), HG_NONE);
+        ck_assert_uint_eq(heap_graph_node(g, i ^ (1ull << 40)), HG_NONE);
+        if (v > g->first_obj)
+            ck_assert_uint_gt(i, heap_graph_id(g, v - 1));
+    }
+}
+
+/* Ids in several high halves: every id maps to its node and back, others to none, before and
+ * after the analysis (which coarsens the bucket index), and the retained sizes are those of
+ * known_graph. */
+START_TEST(ids_in_several_halves)
+{
+    static struct buf b;
+    spread_ids = true;
+    size_t n = build(&b);
+    spread_ids = false;
+    const char *path = scratch_path("g.hprof");
+    write_all(path, b.b, n);
+    struct heap_graph g;
+    char err[512];
+    bool bad;
+    ck_assert_int_eq(heap_graph_load(&g, path, 0, 4, false, err, sizeof err, &bad), 0);
+    spread_ids = true;
+    ck_assert_uint_eq(g.nobjects, 6 + 11);
+    ck_assert_uint_ge(g.nsegs, 5);
+    check_ids(&g);
+    uint64_t known[] = {OBJ, NODE, REF, WEAK, HOLDER, OARR, A,    B,    C,
+                        D,   E,    F,   G,    W,      ARR,  INTS, BYTES};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        ck_assert_uint_eq(heap_graph_id(&g, heap_graph_node(&g, X(known[i]))), X(known[i]));
+    ck_assert_uint_eq(heap_graph_node(&g, known[1]), HG_NONE); /* NODE without its high half */
+    struct heap_analysis an;
+    ck_assert_int_eq(heap_analysis_run(&an, &g), 0);
+    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(A))], 128);
+    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(B))], 56);
+    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(E))], 72);
+    ck_assert_uint_eq(an.idom[heap_graph_node(&g, X(D))], heap_graph_node(&g, X(A)));
+    check_ids(&g); /* again, through the coarser index the run leaves */
+    spread_ids = false;
+    heap_analysis_free(&an);
+    heap_graph_free(&g);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* Every prefix of the file, and every byte changed, loads or fails with an offset. */
 START_TEST(truncated_and_corrupt)
 {
@@ -289,7 +348,8 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("analyze");
-    TCase *t = suite_add_tests(s, "graph", 120, TESTS(known_graph, truncated_and_corrupt));
+    TCase *t = suite_add_tests(s, "graph", 120,
+                               TESTS(known_graph, ids_in_several_halves, truncated_and_corrupt));
     tcase_add_checked_fixture(t, setup, NULL);
     return run_suite(s);
 }

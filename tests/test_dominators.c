@@ -16,7 +16,7 @@
 /* A CSR graph built from an edge list (edges kept in the given order per source). */
 struct test_graph {
     struct csr_graph g;
-    uint64_t *off;
+    uint32_t *off;
     uint32_t *adj;
 };
 
@@ -29,7 +29,7 @@ static void graph_make(struct test_graph *t, uint32_t n, const uint32_t (*edges)
         t->off[edges[e][0] + 1]++;
     for (uint32_t i = 0; i < n; i++)
         t->off[i + 1] += t->off[i];
-    uint64_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
     ck_assert_ptr_nonnull(pos);
     memcpy(pos, t->off, ((size_t)n + 1) * sizeof *pos);
     for (size_t e = 0; e < m; e++)
@@ -61,7 +61,7 @@ static void naive_idom(const struct test_graph *t, uint32_t *idom)
     stack[sp++] = 0;
     while (sp) {
         uint32_t u = stack[--sp];
-        for (uint64_t e = t->off[u]; e < t->off[u + 1]; e++)
+        for (uint32_t e = t->off[u]; e < t->off[u + 1]; e++)
             if (!reach[t->adj[e]]) {
                 reach[t->adj[e]] = 1;
                 stack[sp++] = t->adj[e];
@@ -79,7 +79,7 @@ static void naive_idom(const struct test_graph *t, uint32_t *idom)
             for (uint32_t u = 0; u < n; u++) {
                 if (!reach[u])
                     continue;
-                for (uint64_t e = t->off[u]; e < t->off[u + 1]; e++)
+                for (uint32_t e = t->off[u]; e < t->off[u + 1]; e++)
                     if (t->adj[e] == v)
                         for (size_t k = 0; k < w; k++)
                             tmp[k] &= dom[u * w + k];
@@ -127,7 +127,7 @@ static void reach_without(const struct test_graph *t, uint32_t removed, uint8_t 
     stack[sp++] = 0;
     while (sp) {
         uint32_t u = stack[--sp];
-        for (uint64_t e = t->off[u]; e < t->off[u + 1]; e++) {
+        for (uint32_t e = t->off[u]; e < t->off[u + 1]; e++) {
             uint32_t v = t->adj[e];
             if (v != removed && !reach[v]) {
                 reach[v] = 1;
@@ -193,7 +193,7 @@ static uint32_t *compute_checked(const struct test_graph *t, uint32_t *order, ui
     for (uint32_t i = 1; i < *reached; i++) {
         int has_earlier_pred = 0;
         for (uint32_t u = 0; u < n && !has_earlier_pred; u++)
-            for (uint64_t e = t->off[u]; e < t->off[u + 1]; e++)
+            for (uint32_t e = t->off[u]; e < t->off[u + 1]; e++)
                 if (t->adj[e] == order[i] && pos[u] < i)
                     has_earlier_pred = 1;
         ck_assert(has_earlier_pred);
@@ -282,7 +282,7 @@ END_TEST
 
 START_TEST(test_no_nodes)
 {
-    struct csr_graph g = {.n = 0, .off = (const uint64_t[]){0}, .adj = NULL};
+    struct csr_graph g = {.n = 0, .off = (const uint32_t[]){0}, .adj = NULL};
     uint32_t reached = 7;
     ck_assert_int_eq(dominators_compute(&g, NULL, NULL, &reached), 0);
     ck_assert_uint_eq(reached, 0);
@@ -356,7 +356,7 @@ END_TEST
 static void check_long_chain(int back)
 {
     const uint32_t n = 10 * 1000 * 1000;
-    uint64_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    uint32_t *off = malloc(((size_t)n + 1) * sizeof *off);
     uint32_t *adj = malloc(2 * (size_t)n * sizeof *adj);
     uint32_t *idom = malloc((size_t)n * sizeof *idom), *order = malloc((size_t)n * sizeof *order);
     uint64_t *shallow = malloc((size_t)n * sizeof *shallow);

@@ -7,6 +7,7 @@
 #include "heap_analysis.h"
 #include "report_heap.h"
 #include "report_html.h"
+#include "report_waste.h"
 #include "rss_trace.h"
 
 #include <stdio.h>
@@ -135,7 +136,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dominators and retained sizes...\n");
     struct heap_analysis an;
     int rc = 0;
-    if (heap_analysis_run(&an, &g) < 0) {
+    /* the identical-array groups are found before the dominator-tree lists exist (lower peak) */
+    bool dups = !html && ro.waste;
+    if (heap_analysis_run_with(&an, &g, dups ? report_waste_prepare : NULL, &ro) < 0) {
         fprintf(stderr, "hprof-analyze: %s: out of memory computing dominators\n", file);
         rc = 1;
     } else if (html) {

@@ -108,9 +108,9 @@ static void *xmalloc(size_t size)
     return p;
 }
 
-static void make_heap(uint32_t n, uint64_t **offp, uint32_t **adjp)
+static void make_heap(uint32_t n, uint32_t **offp, uint32_t **adjp)
 {
-    uint64_t *off = xmalloc(((size_t)n + 1) * sizeof *off);
+    uint32_t *off = xmalloc(((size_t)n + 1) * sizeof *off);
     if (huge)
         dominators_advise_huge(off, ((size_t)n + 1) * sizeof *off);
     memset(off, 0, ((size_t)n + 1) * sizeof *off);
@@ -137,9 +137,9 @@ static void make_heap(uint32_t n, uint64_t **offp, uint32_t **adjp)
     *adjp = adj;
 }
 
-static void make_chain(uint32_t n, uint64_t **offp, uint32_t **adjp)
+static void make_chain(uint32_t n, uint32_t **offp, uint32_t **adjp)
 {
-    uint64_t *off = xmalloc(((size_t)n + 1) * sizeof *off);
+    uint32_t *off = xmalloc(((size_t)n + 1) * sizeof *off);
     uint32_t *adj = xmalloc((size_t)n * sizeof *adj);
     for (uint32_t v = 0; v < n; v++) {
         off[v] = v;
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
         return 2;
     }
     huge = getenv("DOMINATORS_BENCH_NOHUGE") == NULL;
-    uint64_t *off;
+    uint32_t *off;
     uint32_t *adj;
     double t0 = now();
     if (argv[1][0] == 'h')
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
         pos[order[i]] = i;
     uint64_t up = 0;
     for (uint32_t u = 0; u < n; u++)
-        for (uint64_t e = off[u]; e < off[u + 1]; e++)
+        for (uint32_t e = off[u]; e < off[u + 1]; e++)
             up += pos[u] != UINT32_MAX && pos[adj[e]] < pos[u];
     printf("up edges: %llu (%.2f per node)\n", (unsigned long long)up, (double)up / n);
     free(pos);

@@ -18,11 +18,15 @@
  * walk memory at random prefetch what the next iterations read: the run time is cache misses. */
 #include "dominators.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #define NONE UINT32_MAX
+/* pre[] marks of a leaf (no successor, exactly one referrer): not yet seen, seen by the DFS */
+#define LEAF_MARK (NONE - 1)
+#define LEAF_SEEN (NONE - 2)
 #define PREFETCH_AHEAD 16
 
 /* link-eval state of a node (preorder numbers) */
@@ -37,9 +41,10 @@ struct dom_work {
     uint32_t *order;  /* preorder number -> node */
     uint32_t *parent; /* DFS tree parent, then the immediate dominator (preorder numbers) */
     struct link *lk;
-    uint32_t *upoff; /* up-edge counts, then offsets into up, then semidominators (shifted) */
-    uint32_t *up;    /* sources of up edges, grouped by target */
-    uint32_t reached;
+    uint32_t *upoff;  /* up-edge counts, then offsets into up, then semidominators (shifted) */
+    uint32_t *up;     /* sources of up edges, grouped by target */
+    uint32_t reached; /* numbered by the DFS */
+    uint32_t leaves;  /* leaves reached, appended to order[] after the numbered nodes */
 };
 
 void dominators_advise_huge(void *p, size_t bytes)
@@ -65,10 +70,37 @@ static void *big_alloc(size_t bytes)
     return p;
 }
 
-/* Phase 1. Returns -1 if a node has 2^32 or more successors (the cursor is 32-bit). */
+/* Before phase 1: pre[v] = LEAF_MARK for each node with no successor and one referrer (one
+ * edge in all, duplicates counted), else NONE. Its immediate dominator is that referrer: it gets
+ * no preorder number and none of the link-eval state (16 bytes a node less; on heap dumps many
+ * objects are such leaves: strings' arrays, boxed values, primitive arrays). */
+static int mark_leaves(struct dom_work *w)
+{
+    uint32_t n = w->g->n;
+    size_t words = ((size_t)n + 63) / 64;
+    uint64_t *once = calloc(words ? words * 2 : 1, sizeof *once), *more = once + words;
+    if (!once)
+        return -1;
+    const uint32_t *off = w->g->off, *adj = w->g->adj;
+    for (uint32_t e = 0; e < off[n]; e++) {
+        uint32_t v = adj[e];
+        uint64_t bit = (uint64_t)1 << (v & 63);
+        more[v >> 6] |= once[v >> 6] & bit;
+        once[v >> 6] |= bit;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t bit = (uint64_t)1 << (v & 63);
+        bool one = (once[v >> 6] & bit) && !(more[v >> 6] & bit);
+        w->pre[v] = v && one && off[v] == off[v + 1] ? LEAF_MARK : NONE;
+    }
+    free(once);
+    return 0;
+}
+
+/* Phase 1. */
 static int dfs(struct dom_work *w)
 {
-    const uint64_t *off = w->g->off;
+    const uint32_t *off = w->g->off;
     const uint32_t *adj = w->g->adj;
     uint32_t *pre = w->pre, *order = w->order, *parent = w->parent;
     struct link *lk = w->lk;
@@ -82,13 +114,11 @@ static int dfs(struct dom_work *w)
     cnt[0] = 0;
     for (;;) {
         uint32_t u = order[cur];
-        uint64_t base = off[u], deg = off[u + 1] - base;
-        if (deg > NONE)
-            return -1;
+        uint32_t base = off[u], deg = off[u + 1] - base;
         uint32_t k = lk[cur].best;
         if (k == 0) {
             /* first visit: fetch the successors' numbers and lists all at once */
-            for (uint64_t e = base; e < base + deg; e++) {
+            for (uint32_t e = base; e < base + deg; e++) {
                 __builtin_prefetch(&pre[adj[e]]);
                 __builtin_prefetch(&off[adj[e]]);
             }
@@ -96,6 +126,11 @@ static int dfs(struct dom_work *w)
         while (k < deg) {
             uint32_t v = adj[base + k++];
             uint32_t pv = pre[v];
+            if (pv == LEAF_MARK) { /* a leaf: this is its only referrer */
+                pre[v] = LEAF_SEEN;
+                w->leaves++;
+                continue;
+            }
             if (pv == NONE) {
                 lk[cur].best = k;
                 pre[v] = r;
@@ -123,7 +158,9 @@ static int dfs(struct dom_work *w)
     return 0;
 }
 
-/* Phase 2: upoff[i] = start of i's up predecessors in up[], upoff[reached] = their count. */
+/* Phase 2: upoff[i] = start of i's up predecessors in up[], upoff[reached] = their count. The
+ * same pass gives each leaf the DFS saw its referrer (pre[leaf] = that node) and appends it to
+ * order[] after the numbered nodes; unreached leaves go back to NONE. */
 static int fill_up_edges(struct dom_work *w)
 {
     uint32_t r = w->reached, n = w->g->n;
@@ -138,20 +175,26 @@ static int fill_up_edges(struct dom_work *w)
     w->up = big_alloc(total * sizeof *w->up);
     if (!w->up)
         return -1;
-    const uint64_t *off = w->g->off;
+    const uint32_t *off = w->g->off;
     const uint32_t *adj = w->g->adj;
-    const uint32_t *pre = w->pre;
+    uint32_t *pre = w->pre, nleaf = r;
     /* in node order: the successor lists are read sequentially */
-    uint64_t m = off[n];
+    uint32_t m = off[n];
     for (uint32_t u = 0; u < n; u++) {
         uint32_t pu = pre[u];
-        if (pu == NONE)
-            continue;
-        for (uint64_t e = off[u]; e < off[u + 1]; e++) {
+        if (pu >= LEAF_SEEN || pu == NONE) {
+            if (pu == LEAF_MARK)
+                pre[u] = NONE;
+            continue; /* an unreached node, or a leaf (no successors) */
+        }
+        for (uint32_t e = off[u]; e < off[u + 1]; e++) {
             if (e + PREFETCH_AHEAD < m)
                 __builtin_prefetch(&pre[adj[e + PREFETCH_AHEAD]]);
-            uint32_t pv = pre[adj[e]];
-            if (pv < pu)
+            uint32_t v = adj[e], pv = pre[v];
+            if (pv == LEAF_SEEN) {
+                pre[v] = u; /* node numbers from here on: v has no other referrer */
+                w->order[nleaf++] = v;
+            } else if (pv < pu)
                 w->up[--w->upoff[pv]] = pu;
         }
     }
@@ -226,7 +269,7 @@ int dominators_compute(const struct csr_graph *g, uint32_t *idom, uint32_t *orde
         *reached = 0;
     if (n == 0)
         return 0;
-    if (n == NONE)
+    if (n >= LEAF_SEEN)
         return -1;
     /* n-sized buffers: only the first `reached` entries are ever touched */
     struct dom_work w = {.g = g, .pre = idom};
@@ -240,16 +283,15 @@ int dominators_compute(const struct csr_graph *g, uint32_t *idom, uint32_t *orde
     int rc = -1;
     if (!w.order || !w.parent || !w.lk || !w.upoff)
         goto out;
-    memset(idom, 0xff, (size_t)n * sizeof *idom);
-    if (dfs(&w) != 0 || fill_up_edges(&w) != 0)
+    if (mark_leaves(&w) != 0 || dfs(&w) != 0 || fill_up_edges(&w) != 0)
         goto out;
     semi_nca(&w);
-    /* back to node numbers: pre[] is no longer needed, idom takes its place */
-    memset(idom, 0xff, (size_t)n * sizeof *idom);
+    /* back to node numbers: unreached nodes are NONE in pre[] already, the leaves hold their
+     * referrer, the numbered nodes are overwritten here */
     for (uint32_t i = 0; i < w.reached; i++)
         idom[w.order[i]] = w.order[w.parent[i]];
     if (reached)
-        *reached = w.reached;
+        *reached = w.reached + w.leaves;
     rc = 0;
 out:
     work_free(&w, order_out);

@@ -2,28 +2,31 @@
  *
  * The graph is a CSR of successors; node 0 is the virtual root above every GC root. The
  * computation runs in DFS preorder numbers and needs, beyond the input and the two output arrays,
- * 16 bytes per reached node plus 4 bytes per "up" edge (an edge whose target was numbered before
- * its source: back and cross edges, never tree or forward edges), plus 4 bytes per node when
- * order_out is NULL. Nothing recurses: the DFS walks its path through the parent array and
- * path compression halves paths in one pass. See doc/heap-analysis.md, "Algorithms". */
+ * 16 bytes per reached node that is not a leaf (a leaf: no successor, one incoming edge; its
+ * referrer is its immediate dominator) plus 4 bytes per "up" edge (an edge whose target was
+ * numbered before its source: back and cross edges, never tree or forward edges), plus 4 bytes per
+ * node when order_out is NULL. Nothing recurses: the DFS walks its path through the parent array
+ * and path compression halves paths in one pass. See doc/heap-analysis.md, "Algorithms". */
 #ifndef HPROF_DOMINATORS_H
 #define HPROF_DOMINATORS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* node i's successors: adj[off[i]..off[i+1]); node 0 is the virtual root */
+/* node i's successors: adj[off[i]..off[i+1]); node 0 is the virtual root; fewer than 2^32
+ * edges */
 struct csr_graph {
     uint32_t n;
-    const uint64_t *off;
+    const uint32_t *off;
     const uint32_t *adj;
 };
 
 /* idom[i] = immediate dominator of i (idom[0] = 0); UINT32_MAX for nodes unreachable from 0.
- * order_out (may be NULL, else n entries) gets the DFS preorder of reachable nodes (order_out[0]
- * = 0), their count in *reached (may be NULL). Self-loops and duplicate edges are allowed;
- * n must be below UINT32_MAX and every successor below n. Returns 0, or -1 on out of memory
- * (or more than 2^32 - 1 up edges, which would need 16 GiB of predecessors). */
+ * order_out (may be NULL, else n entries) gets the DFS preorder of reachable nodes
+ * (order_out[0] = 0; the leaves come after the others, each still after its immediate
+ * dominator), their count in *reached (may be NULL). Self-loops and duplicate edges are
+ * allowed; n must be below UINT32_MAX - 2 and every successor below n. Returns 0, or -1 on out
+ * of memory (or more than 2^32 - 1 up edges, which would need 16 GiB of predecessors). */
 int dominators_compute(const struct csr_graph *g, uint32_t *idom, uint32_t *order_out,
                        uint32_t *reached);
 

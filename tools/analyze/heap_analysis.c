@@ -60,17 +60,21 @@ static int class_totals(struct heap_analysis *a)
 
 static int bfs(struct heap_analysis *a, uint32_t *queue);
 
-/* Read back what array_spill_out parked (each at most once: a second call does nothing). */
-static int unspill(struct array_spill sp[4], struct heap_graph *g)
+/* Read back what array_spill_out parked. */
+static int unspill(struct array_spill sp[2], struct heap_graph *g)
 {
-    int rc = array_spill_in(&sp[0], (void **)&g->ids);
-    rc |= array_spill_in(&sp[1], (void **)&g->bucket);
-    rc |= array_spill_in(&sp[2], (void **)&g->cls);
-    rc |= array_spill_in(&sp[3], (void **)&g->shallow8);
+    int rc = array_spill_in(&sp[0], (void **)&g->ids32);
+    rc |= array_spill_in(&sp[1], (void **)&g->cls);
     return rc;
 }
 
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
+{
+    return heap_analysis_run_with(a, g, NULL, NULL);
+}
+
+int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_analysis_hook hook,
+                           void *ctx)
 {
     memset(a, 0, sizeof *a);
     a->g = g;
@@ -79,19 +83,15 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     a->order = malloc((size_t)n * sizeof *a->order);
     if (!a->idom || !a->order)
         return -1;
-    /* the dominators read only the references: the per-object arrays wait on disk meanwhile
-     * (18 bytes an object less at the peak); the ids, buckets and classes until the references
-     * are freed */
-    struct array_spill sp[4];
-    array_spill_out(&sp[0], (void **)&g->ids, g->nobjects * sizeof *g->ids);
-    array_spill_out(&sp[1], (void **)&g->bucket, (g->nbuckets + 1) * sizeof *g->bucket);
-    array_spill_out(&sp[2], (void **)&g->cls, (size_t)n * sizeof *g->cls);
-    array_spill_out(&sp[3], (void **)&g->shallow8, (size_t)n * sizeof *g->shallow8);
+    /* the dominators read only the references: the ids and classes (8 bytes an object) wait on
+     * disk until the references are freed (the shortest-path tree does not read them either);
+     * the bucket index and the shallow sizes stay, the dominators' peak being below the
+     * report's (doc/heap-analysis.md, "Memory") */
+    struct array_spill sp[2];
+    array_spill_out(&sp[0], (void **)&g->ids32, g->nobjects * sizeof *g->ids32);
+    array_spill_out(&sp[1], (void **)&g->cls, (size_t)n * sizeof *g->cls);
     struct csr_graph cg = {n, g->off, g->adj};
-    int drc = dominators_compute(&cg, a->idom, a->order, &a->reached);
-    /* the shallow sizes come back for the retained sizes; the rest once the references are
-     * gone (the shortest-path tree does not read them either) */
-    if (array_spill_in(&sp[3], (void **)&g->shallow8) < 0 || drc < 0)
+    if (dominators_compute(&cg, a->idom, a->order, &a->reached) < 0)
         return unspill(sp, g), -1;
     rss_trace("dominators");
     for (uint32_t i = g->first_obj; i < n; i++) {
@@ -122,6 +122,10 @@ int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g)
     if (unspill(sp, g) < 0)
         rc = -1;
     rss_trace("shortest paths");
+    if (!rc && hook)
+        rc = hook(a, ctx);
+    /* the reports look up few ids (collections, paths): a coarser index is enough */
+    heap_graph_coarsen_index(g);
     if (rc < 0 || domtree_build(&a->tree, n, a->idom, a->retained) < 0 || class_totals(a) < 0)
         return -1;
     rss_trace("dominator tree, classes");

@@ -28,6 +28,13 @@ struct heap_analysis {
 
 /* Returns 0 or -1 (out of memory). */
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g);
+/* The same, calling hook(a, ctx) (when not NULL) once the retained sizes and the shortest-path
+ * tree exist and the references are freed, before the dominator-tree lists are built: a report
+ * step that needs much memory of its own runs there, below the final peak (report_waste). A
+ * hook's -1 fails the run. */
+typedef int (*heap_analysis_hook)(const struct heap_analysis *a, void *ctx);
+int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_analysis_hook hook,
+                           void *ctx);
 void heap_analysis_free(struct heap_analysis *a);
 
 /* The k object nodes with the largest retained sizes, biggest first, into out; returns how many. */

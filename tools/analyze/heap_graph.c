@@ -34,23 +34,47 @@ const char *heap_graph_str(const struct heap_graph *g, uint64_t id, char *buf, s
     return buf;
 }
 
+/* The segment of ids whose high 32 bits are `high`, or of object index k (by_index). */
+static const struct hg_seg *find_seg(const struct heap_graph *g, uint64_t key, bool by_index)
+{
+    size_t lo = 0, hi = g->nsegs;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((by_index ? g->segs[mid].first : g->segs[mid].high) <= key)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return g->nsegs ? &g->segs[lo] : NULL;
+}
+
 uint32_t heap_graph_node(const struct heap_graph *g, uint64_t id)
 {
-    if (id < g->id_min)
+    const struct hg_seg *sg = find_seg(g, id >> 32, false);
+    uint32_t want = (uint32_t)id;
+    if (!sg || sg->high != id >> 32 || want < sg->low_min)
         return HG_NONE;
-    uint64_t b = (id - g->id_min) >> g->shift;
-    if (b >= g->nbuckets)
+    uint64_t b = (uint64_t)(want - sg->low_min) >> sg->shift; /* shift: up to 33 */
+    if (b >= sg->nbuckets)
         return HG_NONE;
-    uint32_t lo = g->bucket[b], hi = g->bucket[b + 1];
-    const uint64_t *ids = g->ids;
+    const uint32_t *bk = g->bucket + sg->bucket0 + b, *low = g->ids32;
+    uint32_t lo = bk[0], hi = bk[1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] < id)
+        if (low[mid] < want)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < g->bucket[b + 1] && ids[lo] == id ? lo + g->first_obj : HG_NONE;
+    return lo < bk[1] && low[lo] == want ? lo + g->first_obj : HG_NONE;
+}
+
+uint64_t heap_graph_id(const struct heap_graph *g, uint32_t node)
+{
+    if (node < g->first_obj || node >= g->n)
+        return 0;
+    uint32_t k = node - g->first_obj;
+    return (uint64_t)find_seg(g, k, true)->high << 32 | g->ids32[k];
 }
 
 /* In-place quicksort of ids (the smaller side first keeps the stack at log n). */
@@ -90,25 +114,78 @@ static void sort_ids(uint64_t *a, size_t n)
     }
 }
 
+/* Sort ids that are nearly sorted (a dump lists most objects in address order, a few, such as
+ * class objects, elsewhere): the elements below the running maximum go to a side array, which is
+ * sorted alone and merged back from the end. 0, or -1 when more than n/16 are out of place (the
+ * array is then still a permutation of the input, for sort_ids). */
+static int sort_nearly(uint64_t *a, size_t n)
+{
+    size_t cap = n / 16 + 16, ne = 0, m = 0;
+    uint64_t *ex = malloc(cap * sizeof *ex);
+    if (!ex)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (m && a[i] < a[m - 1]) {
+            if (ne == cap) { /* too many out of place: put them back after the run */
+                memcpy(a + m, ex, ne * sizeof *ex);
+                memmove(a + m + ne, a + i, (n - i) * sizeof *a);
+                free(ex);
+                return -1;
+            }
+            ex[ne++] = a[i];
+        } else {
+            a[m++] = a[i];
+        }
+    }
+    sort_ids(ex, ne);
+    for (size_t k = n; ne;) /* merge from the end: a[0..m) and ex[0..ne) into a[0..n) */
+        a[--k] = m && a[m - 1] > ex[ne - 1] ? a[--m] : ex[--ne];
+    free(ex);
+    return 0;
+}
+
+/* The sorted ids become segments of one high 32-bit half (most dumps: one or two), each with a
+ * bucket index on the low half (about one bucket per two ids), and the low halves alone (4
+ * bytes an object): ids[] is freed. */
 static int build_buckets(struct heap_graph *g)
 {
-    uint64_t n = g->nobjects;
-    g->id_min = n ? g->ids[0] : 0;
-    uint64_t span = n ? g->ids[n - 1] - g->id_min : 0;
-    unsigned shift = 0;
-    while ((span >> shift) > n / 2 + 1)
-        shift++;
-    g->shift = shift;
-    g->nbuckets = (span >> shift) + 1;
-    g->bucket = malloc((g->nbuckets + 1) * sizeof *g->bucket);
+    uint64_t n = g->nobjects, nsegs = 0, nb = 0;
+    for (uint64_t i = 0; i < n; i++)
+        nsegs += !i || g->ids[i] >> 32 != g->ids[i - 1] >> 32;
+    g->segs = calloc(nsegs ? nsegs : 1, sizeof *g->segs);
+    g->ids32 = malloc((n ? n : 1) * sizeof *g->ids32);
+    if (!g->segs || !g->ids32)
+        return -1;
+    for (uint64_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && g->ids[j] >> 32 == g->ids[i] >> 32;)
+            j++;
+        struct hg_seg *sg = &g->segs[g->nsegs++];
+        uint64_t cnt = j - i;
+        uint32_t low_min = (uint32_t)g->ids[i], span = (uint32_t)g->ids[j - 1] - low_min;
+        unsigned shift = 0;
+        while ((span >> shift) > cnt / 2 + 1)
+            shift++;
+        *sg = (struct hg_seg){g->ids[i] >> 32, (uint32_t)i, low_min,
+                              shift,           nb,          ((uint64_t)span >> shift) + 1};
+        nb += sg->nbuckets + 1;
+    }
+    g->nbuckets = nb;
+    g->bucket = malloc((nb ? nb : 1) * sizeof *g->bucket);
     if (!g->bucket)
         return -1;
-    uint64_t k = 0;
-    for (uint64_t b = 0; b <= g->nbuckets; b++) {
-        while (k < n && ((g->ids[k] - g->id_min) >> shift) < b)
-            k++;
-        g->bucket[b] = (uint32_t)k;
+    for (uint32_t s = 0; s < g->nsegs; s++) {
+        const struct hg_seg *sg = &g->segs[s];
+        uint64_t k = sg->first, end = s + 1 < g->nsegs ? g->segs[s + 1].first : n;
+        for (uint64_t b = 0; b <= sg->nbuckets; b++) {
+            while (k < end && (((uint32_t)g->ids[k] - sg->low_min) >> sg->shift) < b)
+                k++;
+            g->bucket[sg->bucket0 + b] = (uint32_t)k;
+        }
     }
+    for (uint64_t i = 0; i < n; i++)
+        g->ids32[i] = (uint32_t)g->ids[i];
+    free(g->ids);
+    g->ids = NULL;
     return 0;
 }
 
@@ -271,11 +348,11 @@ static void root_edges(struct heap_graph *g, bool fill)
 /* Drop the references to ids the dump does not hold (written as HG_NONE by pass 3). */
 static void compact(struct heap_graph *g)
 {
-    uint64_t w = 0, start = 0;
+    uint32_t w = 0, start = 0;
     for (uint32_t i = 0; i < g->n; i++) {
-        uint64_t end = g->off[i + 1];
+        uint32_t end = g->off[i + 1];
         g->off[i] = w;
-        for (uint64_t k = start; k < end; k++)
+        for (uint32_t k = start; k < end; k++)
             if (g->adj[k] != HG_NONE)
                 g->adj[w++] = g->adj[k];
         start = end;
@@ -325,7 +402,7 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
     bool sorted = true;
     for (uint64_t i = 1; i < g->nobjects && sorted; i++)
         sorted = g->ids[i - 1] < g->ids[i];
-    if (!sorted)
+    if (!sorted && sort_nearly(g->ids, g->nobjects) < 0)
         sort_ids(g->ids, g->nobjects);
     for (uint64_t i = 1; i < g->nobjects; i++)
         g->duplicates += g->ids[i - 1] == g->ids[i];
@@ -349,9 +426,19 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
     g->weak_skipped = tot.weak;
     rss_trace("sizes and counts");
     root_edges(g, false);
-    for (uint32_t i = 0; i < g->n; i++)
-        g->off[i + 1] += g->off[i];
-    g->adj = malloc((g->off[g->n] + 1) * sizeof *g->adj);
+    /* 32-bit offsets (4 bytes an object less than 64-bit ones): the counts are summed in 64
+     * bits and a dump with 2^32 - 1 references or more is refused */
+    uint64_t total = 0;
+    for (uint32_t i = 0; i <= g->n; i++) {
+        total += g->off[i];
+        if (total >= UINT32_MAX) {
+            snprintf(err, errlen, "more than %" PRIu32 " references: too many for this analyzer",
+                     UINT32_MAX - 1);
+            return -1;
+        }
+        g->off[i] = (uint32_t)total;
+    }
+    g->adj = malloc(((size_t)g->off[g->n] + 1) * sizeof *g->adj);
     if (!g->adj)
         goto oom;
     root_edges(g, true);
@@ -371,6 +458,27 @@ oom:
     return -1;
 }
 
+void heap_graph_coarsen_index(struct heap_graph *g)
+{
+    /* bucket b of the coarser index starts where bucket 4b of the finer one did (or, past the
+     * segment's last finer bucket, at the segment's end), so it is computed in place */
+    uint64_t nb = 0;
+    for (uint32_t s = 0; s < g->nsegs; s++) {
+        struct hg_seg *sg = &g->segs[s];
+        uint64_t fine = sg->nbuckets, coarse = ((fine - 1) >> 2) + 1;
+        for (uint64_t b = 0; b <= coarse; b++)
+            g->bucket[nb + b] = g->bucket[sg->bucket0 + (4 * b < fine ? 4 * b : fine)];
+        sg->bucket0 = nb;
+        sg->nbuckets = coarse;
+        sg->shift += 2;
+        nb += coarse + 1;
+    }
+    g->nbuckets = nb;
+    uint32_t *p = nb ? realloc(g->bucket, nb * sizeof *g->bucket) : NULL;
+    if (p)
+        g->bucket = p;
+}
+
 void heap_graph_drop_edges(struct heap_graph *g)
 {
     free(g->off);
@@ -383,6 +491,8 @@ void heap_graph_free(struct heap_graph *g)
 {
     heap_classes_free(g);
     free(g->ids);
+    free(g->ids32);
+    free(g->segs);
     free(g->cls);
     free(g->shallow8);
     free(g->off);

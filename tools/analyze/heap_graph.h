@@ -4,10 +4,11 @@
  * Nodes are dense 32-bit indexes: 0 is a virtual root above every GC root, 1..nthreads are one
  * virtual node per thread above the objects its stack frames (Java frame and JNI local roots)
  * hold, and the objects (instances, arrays, class objects) follow, in increasing id order, so
- * an id is found by a bucketed binary search in the sorted id array (no per-object
- * allocation). The references are one compressed-sparse-row array of successor indexes.
- * Three walks over the mapped dump build it: ids and classes; each object's class, shallow
- * size and reference count; the references themselves (these two split over two threads).
+ * an id is found by a binary search among the segments of its high half, then in the bucket of
+ * its low half (no per-object allocation). The references are one compressed-sparse-row array of
+ * successor indexes. Three walks over the mapped dump build it: ids and classes; each object's
+ * class, shallow size and reference count; the references themselves (these two split over two
+ * threads).
  */
 #ifndef HEAP_GRAPH_H
 #define HEAP_GRAPH_H
@@ -40,6 +41,15 @@ struct hg_class {
     char *name; /* Java name: "java.util.ArrayList", "int[]", "java.lang.Object[]" */
 };
 
+struct hg_seg {
+    uint32_t high;     /* the ids' high 32 bits */
+    uint32_t first;    /* object index (node - first_obj) of its first id */
+    uint32_t low_min;  /* the low half of its first id */
+    unsigned shift;    /* bucket width: 2^shift */
+    uint64_t bucket0;  /* its buckets start at bucket[bucket0] */
+    uint64_t nbuckets; /* its buckets (bucket[bucket0 + nbuckets] ends the last) */
+};
+
 struct hg_thread {
     uint32_t serial;
     uint32_t object; /* node of the java.lang.Thread object, HG_NONE if not dumped */
@@ -58,10 +68,11 @@ struct heap_graph {
     uint32_t nthreads;  /* nodes 1..nthreads */
     uint32_t first_obj; /* 1 + nthreads */
     uint64_t nobjects;
-    uint64_t *ids;      /* ids[node - first_obj], ascending */
+    uint64_t *ids;      /* while loading: the ids, ascending (freed once ids32 and segs exist) */
+    uint32_t *ids32;    /* ids32[node - first_obj]: the low half of the id, the high half in segs */
     uint32_t *cls;      /* class index per node (HG_NONE for virtual nodes) */
     uint32_t *shallow8; /* shallow size in units of 8 bytes (the model aligns to 8) */
-    uint64_t *off;      /* CSR: successors of i are adj[off[i]..off[i+1]) */
+    uint32_t *off;      /* CSR: successors of i are adj[off[i]..off[i+1]) (fewer than 2^32) */
     uint32_t *adj;
     uint64_t nrefs, object_refs, dangling, duplicates, weak_skipped; /* object_refs: between
                                                                        objects, roots left out */
@@ -75,12 +86,13 @@ struct heap_graph {
     struct hg_thread *threads;
     struct hg_root *roots;
     size_t nroots;
-    /* lookup acceleration: bucket b holds ids with (id - id_min) >> shift == b */
+    /* lookup: the ids of one high half form a segment; within it, bucket[bucket0 + b] is the
+     * first index whose (low half - low_min) >> shift is at least b */
+    struct hg_seg *segs;
+    uint32_t nsegs;
     uint32_t *bucket;
-    uint64_t id_min;
-    unsigned shift;
-    uint64_t nbuckets;
-    bool progress; /* phase and percent on stderr */
+    uint64_t nbuckets; /* entries of bucket[] */
+    bool progress;     /* phase and percent on stderr */
 };
 
 /*
@@ -93,13 +105,14 @@ void heap_graph_free(struct heap_graph *g);
 /* Free the references (off, adj) once nothing walks them any more (heap_analysis_run). */
 void heap_graph_drop_edges(struct heap_graph *g);
 
+/* A bucket index 4 times coarser (half a byte an object instead of two; each lookup then takes
+ * two more steps of binary search): for after the graph is built, when lookups are few. */
+void heap_graph_coarsen_index(struct heap_graph *g);
+
 /* The node of an object id, HG_NONE if the dump has no such object. */
 uint32_t heap_graph_node(const struct heap_graph *g, uint64_t id);
-/* The id of an object node (0 for virtual nodes). */
-static inline uint64_t heap_graph_id(const struct heap_graph *g, uint32_t node)
-{
-    return node >= g->first_obj ? g->ids[node - g->first_obj] : 0;
-}
+/* The id of an object node (0 for virtual nodes): a binary search in the bucket index. */
+uint64_t heap_graph_id(const struct heap_graph *g, uint32_t node);
 /* The class index of a CLASS DUMP id, HG_NONE if none (heap_classes.c). */
 uint32_t heap_classes_find(const struct heap_graph *g, uint64_t id);
 /* The shallow size of a node in bytes. */

@@ -151,10 +151,13 @@ static void preview(const struct heap_graph *g, uint64_t rec, char *buf, size_t 
     buf[k] = 0;
 }
 
-static int duplicates(const struct heap_analysis *a, const struct report_opts *o, struct rout *out)
+/* The groups of identical arrays, most wasted bytes first, the `keep` first ones kept. */
+static int find_groups(const struct heap_analysis *a, size_t keep, struct group **out, size_t *nout)
 {
     const struct heap_graph *g = a->g;
     struct dup_walk w = {.g = g};
+    *out = NULL;
+    *nout = 0;
     if (heap_find_each(g, dup_visit, &w) < 0 || w.oom) {
         free(w.v);
         return -1;
@@ -162,7 +165,6 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
     sort_arrs(w.v, w.n);
     struct group *gr = NULL;
     size_t ng = 0, gcap = 0;
-    uint64_t wasted = 0;
     for (size_t i = 0; i < w.n;) {
         size_t j = i + 1;
         while (j < w.n && w.v[j].hash == w.v[i].hash && w.v[j].hash2 == w.v[i].hash2)
@@ -182,13 +184,49 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
             uint32_t node = w.v[i].node;
             uint64_t each = node == HG_NONE ? 0 : heap_graph_shallow(g, node);
             gr[ng++] = (struct group){w.v[i].rec, copies, each};
-            wasted += (copies - 1) * each;
         }
         i = j;
     }
     free(w.v);
     if (ng) /* qsort's array may not be NULL, even empty */
         qsort(gr, ng, sizeof *gr, cmp_group);
+    *nout = ng < keep ? ng : keep;
+    struct group *kept = *nout && *nout < ng ? realloc(gr, *nout * sizeof *gr) : NULL;
+    *out = kept ? kept : gr;
+    return 0;
+}
+
+/* report_waste_prepare's result, for the one analysis it ran on */
+static struct {
+    const struct heap_analysis *a;
+    struct group *gr;
+    size_t ng;
+} prepared;
+
+int report_waste_prepare(const struct heap_analysis *a, void *opts)
+{
+    const struct report_opts *o = opts;
+    free(prepared.gr);
+    prepared.a = NULL;
+    if (find_groups(a, o->top, &prepared.gr, &prepared.ng) < 0)
+        return -1;
+    prepared.a = a;
+    return 0;
+}
+
+static int duplicates(const struct heap_analysis *a, const struct report_opts *o, struct rout *out)
+{
+    const struct heap_graph *g = a->g;
+    struct group *gr;
+    size_t ng;
+    if (prepared.a == a) {
+        gr = prepared.gr;
+        ng = prepared.ng;
+        prepared.a = NULL;
+        prepared.gr = NULL;
+    } else if (find_groups(a, o->top, &gr, &ng) < 0) {
+        return -1;
+    }
     static const struct rout_col cols[] = {{"kind", 's', 6},          {"copies", 'n', 8},
                                            {"wasted_bytes", 'n', 12}, {"bytes_each", 'n', 10},
                                            {"type", 's', 10},         {"preview", 's', 0}};
@@ -210,7 +248,6 @@ static int duplicates(const struct heap_analysis *a, const struct report_opts *o
     }
     rout_section_end(out);
     free(gr);
-    (void)wasted;
     return 0;
 }
 

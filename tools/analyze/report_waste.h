@@ -8,7 +8,12 @@
 
 #include "report_heap.h"
 
-/* Write both sections; 0, or -1 out of memory. */
+/* A heap_analysis_hook (ctx: the struct report_opts): finds the identical arrays while the
+ * dominator-tree lists do not exist yet (its 24 bytes per primitive array then stay below the
+ * peak) and keeps the --top biggest groups for report_waste. 0, or -1 out of memory. */
+int report_waste_prepare(const struct heap_analysis *a, void *opts);
+/* Write both sections (the duplicates from report_waste_prepare's groups when it ran on a);
+ * 0, or -1 out of memory. */
 int report_waste(const struct heap_analysis *a, const struct report_opts *o, struct rout *out);
 
 #endif
