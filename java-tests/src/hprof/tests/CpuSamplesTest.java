@@ -44,10 +44,13 @@ class CpuSamplesTest {
             return new Profile(a.threadNames, traceThread, frames, samples.get(0).total(), rows, a.text);
         }
 
-        /** Samples per thread name (thread=y), over the rows written. */
+        /** Samples per thread name (thread=y), over the rows written; the rows of threads the
+         * VM does not report ("[GC].G1_Conc#0", vmthreads=y) have no Java thread and are left out. */
         Map<String, Long> byThread() {
             Map<String, Long> m = new HashMap<>();
             for (Row r : rows) {
+                if (r.method().startsWith("["))
+                    continue;
                 Integer thread = traceThread.get(r.trace());
                 assertNotNull(thread, "trace " + r.trace() + " has no thread\n" + text);
                 String name = threadNames.get(thread);
