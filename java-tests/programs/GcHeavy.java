@@ -1,8 +1,9 @@
 /* Whole-process cpu=samples: a program whose garbage collector uses a large share of the CPU.
  * A large live set (an array of small linked nodes) is replaced piece by piece with new nodes
  * for the given milliseconds of wall time, so every young collection copies survivors and old
- * collections have a lot to mark. Prints ProcCpu's line at the end.
- * Usage: GcHeavy <milliseconds> <live nodes> */
+ * collections have a lot to mark, until the process has used the given CPU time (or 60 s of
+ * wall time passed: a loaded machine). Prints ProcCpu's line at the end.
+ * Usage: GcHeavy <CPU milliseconds> <live nodes> */
 public class GcHeavy {
     static final class Node {
         Node next;
@@ -10,7 +11,7 @@ public class GcHeavy {
         Node(Node next, long a) {
             this.next = next;
             this.a = a;
-            this.b = a * 31;
+            this.b = a * 31 + 7;
         }
     }
 
@@ -19,8 +20,9 @@ public class GcHeavy {
         int live = Integer.parseInt(args[1]);
         Node[] slots = new Node[live / 4];
         long seed = 42, sum = 0;
-        long end = System.nanoTime() + millis * 1000000L;
-        while (System.nanoTime() < end) {
+        ProcCpu.start();
+        long end = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < end && ProcCpu.processMs() < millis) {
             for (int k = 0; k < 10000; k++) {
                 seed = seed * 6364136223846793005L + 1442695040888963407L;
                 int i = (int) ((seed >>> 33) % slots.length);

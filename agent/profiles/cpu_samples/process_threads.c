@@ -327,6 +327,11 @@ void process_threads_log_stats(void)
     uint64_t others = 0;
     for (int k = 0; k < THREAD_KIND_COUNT; k++)
         others += s.samples[k];
+    struct cpu_profile_drain_stats d;
+    cpu_profile_get_drain_stats(&d);
+    log_info("cpu=samples: %llu samples of Java threads in native code (a library's function on "
+             "top of the Java frames)",
+             (unsigned long long)d.native_top);
     if (!active) {
         log_info("cpu=samples: %llu samples, all of Java threads (vmthreads=n)",
                  (unsigned long long)total);
