@@ -270,8 +270,13 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct sample_recor
         }
     }
     int depth = trace_table_depth();
-    /* Native code (JNI, a library): its function on top of the Java frames. */
-    jmethodID native_top = keep > 0 && depth > 1 ? native_frames_method(rec->pc) : NULL;
+    /* Native code under a JNI method: the library's function on top of the Java frames. */
+    jmethodID native_top = NULL;
+    if (keep > 0 && depth > 1 && rec->frames[0].method_id) {
+        const struct method_info *m = frame_table_method(jvmti, rec->frames[0].method_id);
+        if (m && m->native) /* in a JNI method: a VM runtime call keeps its Java top frame */
+            native_top = native_frames_method(rec->pc);
+    }
     int top = native_top ? 1 : 0;
     if (keep > depth - top)
         keep = depth - top;

@@ -128,7 +128,9 @@ static void cpu_samples_control(const struct control_request *req)
     case CONTROL_CPU_SAMPLING_ON:
     case CONTROL_CPU_SAMPLING_OFF:
         if (req->thread && !req->jni)
-            return; /* a thread reference needs the caller's JNI environment */
+            return;       /* a thread reference needs the caller's JNI environment */
+        if (!req->thread) /* before: no credit after OFF returns */
+            process_threads_switch_all(req->kind == CONTROL_CPU_SAMPLING_ON);
         sampled_threads_set_sampling(req->jvmti, req->jni, req->thread,
                                      req->kind == CONTROL_CPU_SAMPLING_ON);
         break;

@@ -49,6 +49,7 @@ struct java_tid {
 
 static int64_t interval_ns = 10000000;
 static bool with_agent, active;
+static bool all_on = true; /* the last CONTROL switch for all threads (guarded by scan_lock) */
 
 /* scan_lock guards everything below but the Java tids. */
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -256,7 +257,7 @@ static void scan_locked(jvmtiEnv *jvmti, bool counting, bool first)
                     (t->kind != THREAD_KIND_OTHER || t->age > JAVA_GRACE_SCANS);
         uint64_t now;
         if (ours && read_cpu(t->tid, &now)) {
-            if (now > t->last_ns && counting) {
+            if (now > t->last_ns && counting && all_on) {
                 if (t->kind == THREAD_KIND_OTHER && t->age == JAVA_GRACE_SCANS + 1)
                     st.threads[THREAD_KIND_OTHER]++;
                 t->carry_ns += now - t->last_ns;
@@ -307,6 +308,13 @@ void process_threads_tick(jvmtiEnv *jvmti, bool counting)
 {
     if (active && clock_monotonic_ns() >= __atomic_load_n(&next_scan_ns, __ATOMIC_RELAXED))
         process_threads_scan(jvmti, counting);
+}
+
+void process_threads_switch_all(bool on)
+{
+    pthread_mutex_lock(&scan_lock); /* a scan in progress credits before the switch */
+    all_on = on;
+    pthread_mutex_unlock(&scan_lock);
 }
 
 void process_threads_get_stats(struct process_threads_stats *out)

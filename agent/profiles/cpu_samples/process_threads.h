@@ -31,6 +31,10 @@ bool process_threads_active(void);
 /* The agent thread, as often as it likes: scans when a period has passed since the last
  * scan. counting: sampling is on (a CONTROL command may have switched it off for all). */
 void process_threads_tick(jvmtiEnv *jvmti, bool counting);
+/* CONTROL_CPU_SAMPLING_ON/OFF for all threads: these threads are counted only while the
+ * last switch for all was on (switching one Java thread on does not count them). After the
+ * call no scan credits any more (off). */
+void process_threads_switch_all(bool on);
 /* The last scan (VM death, before the exit dump), whatever the time. */
 void process_threads_scan(jvmtiEnv *jvmti, bool counting);
 
