@@ -317,11 +317,12 @@ class CpuSamplesTest {
         }
         // No carrier gets the virtual thread's work as its own (carriers do get their own
         // work: mounting and unmounting vpingpong).
-        for (Profile.Row row : p.rows())
+        for (Profile.Row row : p.rows()) {
             String thread = p.threadNames().get(p.traceThread().get(row.trace())); // null: [GC] rows
             if (thread != null && thread.startsWith("ForkJoinPool"))
                 assertFalse(p.traceFrames().get(row.trace()).stream().anyMatch(f -> f.startsWith("VirtualBusy.")),
                         "a carrier with the virtual thread's frames: " + row + "\n" + p.text());
+        }
         // Parked and sleeping virtual threads use no CPU while they wait: at most a sample or two
         // of real CPU in going to sleep (JDK 21 sets up the unpark timer on the sleeping thread
         // itself: ScheduledThreadPoolExecutor under VirtualThread.parkNanos, seen in CI), and
