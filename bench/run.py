@@ -117,6 +117,9 @@ MODES = [
     Mode("samples", "cpu=samples,interval=10", "CPU SAMPLES BEGIN", "jfr-exec10", {"h2": 1.03, "javac": 1.03}),
     Mode("samples-1ms", "cpu=samples,interval=1", "CPU SAMPLES BEGIN", "jfr-exec10", {},
          note="no JFR setting samples every 1 ms: compared with JFR at 10 ms"),
+    # Java threads only (vmthreads=n: cpu=samples before issue 28), to price the GC/JIT/VM
+    # threads' accounting; on no workload by default.
+    Mode("samples-java", "cpu=samples,interval=10,vmthreads=n", "CPU SAMPLES BEGIN", "jfr-exec10", {}),
     # The old safepoint sampler (sampler=safepoint), for comparison; on no workload by default.
     Mode("samples-safepoint", "cpu=samples,interval=10,sampler=safepoint", "CPU SAMPLES BEGIN", "jfr-exec10", {}),
     Mode("times", "cpu=times", "CPU TIME (ms) BEGIN", "jfr-profile", {"javac": 3.0},

@@ -341,6 +341,7 @@ static const struct opt_desc option_table[] = {
     {.name = "gc_okay", .allowed = "y|n", .set = set_gc_okay},
     {.name = "gz", YES_NO, FIELD_OF(gzip)},
     {.name = "sampler", .allowed = "async|safepoint", .set = set_sampler},
+    {.name = "vmthreads", YES_NO, FIELD_OF(vm_threads)},
     {.name = "memory",
      .allowed = "an integer from 0 to 1048576 (MB; 0 = no budget)",
      .set = set_int,
@@ -523,6 +524,7 @@ void options_defaults(struct hprof_options *opts)
     opts->doe = true;
     opts->force = true;
     opts->verbose = true;
+    opts->vm_threads = true;
     opts->memory_mb = HPROF_MEMORY_DEFAULT_MB;
     opts->wall_interval_ms = HPROF_WALL_DEFAULT_INTERVAL_MS;
     opts->wall_states = HPROF_WALL_ALL_STATES;
@@ -690,6 +692,8 @@ static const char help_text[] =
     "sampler=async|        cpu=samples: signals on CPU   async\n"
     "        safepoint      timers + AsyncGetCallTrace, or\n"
     "                       the old safepoint sampler\n"
+    "vmthreads=y|n          cpu=samples: also the GC, JIT, y\n"
+    "                       VM and native threads' CPU\n"
     "memory=<MB>            the agent's tables grow to     256\n"
     "                       <MB> at most, then count new\n"
     "                       stacks under one entry (0 = no\n"

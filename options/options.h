@@ -71,6 +71,8 @@ struct hprof_options {
     bool verbose;               /* verbose=y|n, default y */
     bool gzip;                  /* gz=y|n: extension, gzip members for binary output */
     enum hprof_sampler sampler; /* sampler=async|safepoint: extension, default async */
+    bool vm_threads;            /* vmthreads=y|n: extension, cpu=samples sees GC/JIT/VM/native
+                                   threads too, default y */
     uint64_t sites_interval;    /* sites_interval=<bytes>: extension, 0 = exact sites */
     int memory_mb;              /* memory=<MB>: extension, the tables' budget, 0 = none */
     bool wall;                  /* wall=y|n: extension, wall-clock sampling */

@@ -379,6 +379,18 @@ START_TEST(sampler_values)
 }
 END_TEST
 
+START_TEST(vmthreads_values)
+{
+    ok("cpu=samples");
+    ck_assert(o.vm_threads); /* the default: the whole process */
+    ok("cpu=samples,vmthreads=n");
+    ck_assert(!o.vm_threads);
+    ok("vmthreads=n,vmthreads=y");
+    ck_assert(o.vm_threads);
+    bad("vmthreads=all", "vmthreads option value must be y|n (vmthreads=all)", NULL);
+}
+END_TEST
+
 START_TEST(warnings_msa_gc_okay)
 {
     ok("msa=n");
@@ -881,10 +893,26 @@ static Suite *options_suite(void)
     } groups[] = {
         {"defaults", {defaults_null_and_empty, defaults_function, default_profile_rule}},
         {"values",
-         {heap_values, cpu_values, format_values, format_dump_only, yes_no_options, file_values,
-          net_values, depth_values, interval_values, cutoff_values, cutoff_ignores_locale,
-          sites_interval_values, gz_values, sampler_values, warnings_msa_gc_okay,
-          all_options_at_once, hadoop_string, manual_examples, trailing_comma}},
+         {heap_values,
+          cpu_values,
+          format_values,
+          format_dump_only,
+          yes_no_options,
+          file_values,
+          net_values,
+          depth_values,
+          interval_values,
+          cutoff_values,
+          cutoff_ignores_locale,
+          sites_interval_values,
+          gz_values,
+          sampler_values,
+          vmthreads_values,
+          warnings_msa_gc_okay,
+          all_options_at_once,
+          hadoop_string,
+          manual_examples,
+          trailing_comma}},
         {"restrictions", {restrictions}},
         {"errors",
          {error_unknown_option, error_missing_value, error_bad_enum_values, error_numbers,

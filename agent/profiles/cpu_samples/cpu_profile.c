@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "frame_table.h"
 #include "jvmti_util.h"
+#include "native_frames.h"
 #include "sample_counts.h"
 #include "thread_table.h"
 #include "trace_table.h"
@@ -90,7 +91,8 @@ bool cpu_profile_init(bool thread_traces)
 
 bool cpu_profile_take_records(const struct sample_source *src)
 {
-    frame_buf = malloc(sizeof *frame_buf * (size_t)sample_records_max_frames());
+    frame_buf =
+        malloc(sizeof *frame_buf * ((size_t)sample_records_max_frames() + 1)); /* + native */
     if (!frame_buf)
         return false;
     source = src;
@@ -268,19 +270,32 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct sample_recor
         }
     }
     int depth = trace_table_depth();
-    if (keep > depth)
-        keep = depth;
+    /* Native code under a JNI method: the library's function on top of the Java frames. */
+    jmethodID native_top = NULL;
+    if (keep > 0 && depth > 1 && rec->frames[0].method_id) {
+        const struct method_info *m = frame_table_method(jvmti, rec->frames[0].method_id);
+        if (m && m->native) /* in a JNI method: a VM runtime call keeps its Java top frame */
+            native_top = native_frames_method(rec->pc);
+    }
+    int top = native_top ? 1 : 0;
+    if (keep > depth - top)
+        keep = depth - top;
     bool no_method = false;
     for (int i = 0; i < keep; i++) {
         const struct async_frame *a = &rec->frames[i];
+        jvmtiFrameInfo *f = &frame_buf[i + top];
         if (a->method_id) {
-            frame_buf[i].method = a->method_id;
-            frame_buf[i].location = a->lineno >= 0 ? a->lineno : -1;
+            f->method = a->method_id;
+            f->location = a->lineno >= 0 ? a->lineno : -1;
         } else {
-            frame_buf[i].method = (jmethodID)(void *)&pseudo_ids[NO_METHOD_ID_PSEUDO];
-            frame_buf[i].location = 0;
+            f->method = (jmethodID)(void *)&pseudo_ids[NO_METHOD_ID_PSEUDO];
+            f->location = 0;
             no_method = true;
         }
+    }
+    if (native_top) {
+        frame_buf[0] = (jvmtiFrameInfo){native_top, 0};
+        st.native_top += w;
     }
     if (no_method) {
         st.no_method_frames += w;
@@ -308,7 +323,7 @@ static void count_record(jvmtiEnv *jvmti, JNIEnv *jni, const struct sample_recor
         st.no_java += w; /* a carrier between two virtual threads, in the entry stub */
         return;
     }
-    uint32_t serial = trace_table_intern(jvmti, frame_buf, keep, thread_serial);
+    uint32_t serial = trace_table_intern(jvmti, frame_buf, keep + top, thread_serial);
     if (serial == HPROF_TRACE_SERIAL_NONE && keep > 0) {
         count_reason(jvmti, R_FRAME_UNREADABLE, thread_serial, w);
         return;

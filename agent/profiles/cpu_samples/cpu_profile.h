@@ -61,6 +61,7 @@ struct cpu_profile_drain_stats {
     uint64_t reasons[CPU_PROFILE_REASONS];
     uint64_t no_java, no_method_frames, discarded, vthread_samples, vthread_dropped;
     uint64_t walked_late;
+    uint64_t native_top; /* samples with a native function on top (native_frames.h) */
     uint64_t drains, drain_ns;
 };
 void cpu_profile_get_drain_stats(struct cpu_profile_drain_stats *out);

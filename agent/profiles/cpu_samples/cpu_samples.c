@@ -8,6 +8,7 @@
 #include "cpu_profile.h"
 #include "emit.h"
 #include "log.h"
+#include "process_threads.h"
 #include "ranking.h"
 #include "sampled_threads.h"
 #include "sampler_thread.h"
@@ -33,11 +34,15 @@ static void cpu_samples_set_callbacks(jvmtiEventCallbacks *cb)
     async_sampler_set_callbacks(cb);
 }
 
+static bool vm_threads; /* vmthreads=y: the whole-process engine (process_threads.h) */
+
 static struct hprof_error cpu_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
                                             bool live)
 {
     (void)live;
     sampler_thread_init(opts->interval_ms, opts->thread);
+    process_threads_init((int64_t)opts->interval_ms * 1000000, opts->verbose);
+    vm_threads = opts->vm_threads;
     if (!sampled_threads_init() || !cpu_profile_init(opts->thread))
         return hprof_errorf("cpu=samples: out of memory at start-up");
     struct hprof_error e = async_sampler_start(jvmti, opts);
@@ -57,6 +62,9 @@ static void cpu_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     async_sampler_vm_init(jvmti, jni);
     sampled_threads_add_live(jvmti, jni);
     sampled_threads_cover_current(jvmti, jni); /* VM init runs on the main thread */
+    process_threads_java_current();
+    if (vm_threads)
+        process_threads_start(jvmti);
     if (!sampler_thread_start(jvmti, jni))
         log_error("cpu=samples: cannot start the sampler thread");
 }
@@ -64,6 +72,7 @@ static void cpu_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 static void cpu_samples_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     sampled_threads_started(jvmti, jni, thread);
+    process_threads_java_current(); /* ThreadStart runs on the new thread */
 }
 
 static void cpu_samples_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
@@ -119,7 +128,9 @@ static void cpu_samples_control(const struct control_request *req)
     case CONTROL_CPU_SAMPLING_ON:
     case CONTROL_CPU_SAMPLING_OFF:
         if (req->thread && !req->jni)
-            return; /* a thread reference needs the caller's JNI environment */
+            return;       /* a thread reference needs the caller's JNI environment */
+        if (!req->thread) /* before: no credit after OFF returns */
+            process_threads_switch_all(req->kind == CONTROL_CPU_SAMPLING_ON);
         sampled_threads_set_sampling(req->jvmti, req->jni, req->thread,
                                      req->kind == CONTROL_CPU_SAMPLING_ON);
         break;
@@ -154,8 +165,10 @@ static void cpu_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     async_sampler_stop(); /* no signal after this; the exit dump drains what is left */
     sampler_thread_stop();
+    process_threads_scan(jvmti, sampled_threads_sampling());
     cpu_profile_drain(jvmti, jni);
     async_sampler_log_stats();
+    process_threads_log_stats();
     struct sampler_thread_stats s;
     sampler_thread_get_stats(&s);
     if (async_sampler_active() && s.ticks == 0)

@@ -157,6 +157,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     rec->mounted = atomic_load_explicit(&s->mounted, memory_order_relaxed);
     int depth = sample_records_depth();
     rec->walked_late = 0;
+    rec->pc = ucontext ? (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP] : 0;
     rec->nframes = agct_stack_walk(s->env, rec->frames, depth, ucontext);
     if (rec->nframes == ASYNC_TICKS_UNKNOWN_JAVA || rec->nframes == ASYNC_TICKS_NOT_WALKABLE_JAVA)
         rec->nframes = walk_from_return_address(s, rec, depth, ucontext, rec->nframes);

@@ -52,7 +52,10 @@ int sample_records_depth(void)
 
 struct sample_record *sample_records_claim(uint64_t *pos)
 {
-    return sample_ring_claim(ring, pos);
+    struct sample_record *rec = sample_ring_claim(ring, pos);
+    if (rec)
+        rec->pc = 0; /* producers that know no native pc leave it so */
+    return rec;
 }
 
 void sample_records_publish(uint64_t pos)

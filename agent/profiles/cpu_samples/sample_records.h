@@ -25,6 +25,8 @@ struct sample_record {
     uintptr_t vthread;    /* the virtual thread last mounted on it (JDK 21+, thread=y), or 0 */
     uint32_t mounted;     /* a virtual thread was mounted at the sample */
     uint32_t walked_late; /* frames from GetStackTrace after the signal (late_walk.h) */
+    uintptr_t pc;         /* the interrupted program counter (0: none; claim clears it): the
+                             drain names native code on top of the Java frames (native_frames.h) */
     struct async_frame frames[]; /* up to sample_records_max_frames() */
 };
 

@@ -9,6 +9,7 @@
 #include "cpu_profile.h"
 #include "jvmti_util.h"
 #include "log.h"
+#include "process_threads.h"
 #include "sampled_threads.h"
 #include "thread_table.h"
 
@@ -51,6 +52,7 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     int64_t next = now_ns() + interval;
     int64_t next_signal_check = now_ns() + SIGNAL_CHECK_NS;
     while (!sampled_threads_stopping()) {
+        process_threads_tick(jvmti, sampled_threads_sampling()); /* GC, JIT, VM threads */
         if (async_sampler_active()) {
             cpu_profile_drain(jvmti, jni);
             if (now_ns() >= next_signal_check) {
