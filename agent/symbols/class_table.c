@@ -199,11 +199,19 @@ void class_table_register_loaded(jvmtiEnv *jvmti, JNIEnv *jni)
     jvmti_util_free(jvmti, classes);
 }
 
+static _Atomic(uint32_t) unloaded_count; /* classes marked unloaded so far */
+
 void class_table_mark_unloaded(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&entries))
         return;
-    atomic_store(&((struct class_info *)segarray_at(&entries, serial - 1))->unloaded, true);
+    if (!atomic_exchange(&((struct class_info *)segarray_at(&entries, serial - 1))->unloaded, true))
+        atomic_fetch_add_explicit(&unloaded_count, 1, memory_order_relaxed);
+}
+
+uint32_t class_table_unloaded_count(void)
+{
+    return atomic_load_explicit(&unloaded_count, memory_order_relaxed);
 }
 
 void class_table_teardown(void)
