@@ -41,7 +41,7 @@ start=$(date +%s)
 snap() { # $1: seconds since start, $2: file
   while [ $(($(date +%s) - start)) -lt "$1" ]; do sleep 1; done
   "$jhome/bin/jcmd" "$pid" VM.native_memory summary > "$2"
-  awk '/^VmRSS/ { print "RSS committed=" $2 "KB" }' "/proc/$pid/status" >> "$2"
+  awk '/^VmRSS/ { print "RSS (committed=" $2 "KB)" }' "/proc/$pid/status" >> "$2"
 }
 snap "$t1" "$work/nmt1.txt"
 snap "$t2" "$work/nmt2.txt"
@@ -51,7 +51,7 @@ parse() {
   awk '/committed=/ {
       name = $0; sub(/^[- ]*/, "", name); sub(/ *\(.*$/, "", name); sub(/:.*$/, "", name)
       match($0, /committed=[0-9]+KB/); v = substr($0, RSTART + 10, RLENGTH - 12)
-      if (!(name in seen)) { seen[name] = 1; print name "\t" v }
+      if (name != "" && !(name in seen)) { seen[name] = 1; print name "\t" v }
     }' "$1"
 }
 join -t $'\t' <(parse "$work/nmt1.txt" | sort) <(parse "$work/nmt2.txt" | sort) |
