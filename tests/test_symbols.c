@@ -5,6 +5,7 @@
 #include "check_helpers.h"
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "class_table.h"
@@ -102,7 +103,51 @@ START_TEST(unloaded_lookups_go_entries_stay)
 }
 END_TEST
 
+/* unload_forget_poll: no pass below FORGET_BATCH unloads; an unload is forgotten one pass
+ * after the pass that saw it, never in the same one. */
+START_TEST(poll_forgets_a_batch_one_pass_late)
+{
+    enum { N = 2 * FORGET_BATCH };
+    static char mids[N];
+    size_t charged0 = mem_account_charged();
+    ck_assert_int_eq(string_table_init(), 0);
+    ck_assert_int_eq(class_table_init(), 0);
+    ck_assert_int_eq(frame_table_init(true), 0);
+    ck_assert_int_eq(trace_table_init(8), 0);
+    uint32_t cls[N];
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "K%d", i);
+        cls[i] = class_table_register_synthetic(name);
+        jmethodID id = (jmethodID)(void *)&mids[i];
+        ck_assert(frame_table_register_synthetic(id, cls[i], "m"));
+        ck_assert_uint_ne(frame_table_intern(NULL, id, 0), 0);
+    }
+    uint32_t base = class_table_unloaded_count();
+    for (unsigned i = 0; i < FORGET_BATCH - 1; i++)
+        class_table_mark_unloaded(cls[i]);
+    unload_forget_poll(); /* one short of a batch: nothing happens */
+    class_table_mark_unloaded(cls[FORGET_BATCH - 1]);
+    ck_assert_uint_eq(class_table_unloaded_count() - base, FORGET_BATCH);
+    unload_forget_poll(); /* a pass: the first batch is seen, not forgotten */
+    for (unsigned i = 0; i < FORGET_BATCH; i++)
+        ck_assert_uint_eq(frame_table_class_of((jmethodID)(void *)&mids[i]), cls[i]);
+    for (unsigned i = FORGET_BATCH; i < N; i++)
+        class_table_mark_unloaded(cls[i]);
+    unload_forget_poll(); /* the next pass: the first batch goes, the second is seen */
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(frame_table_class_of((jmethodID)(void *)&mids[i]),
+                          ((unsigned)i < FORGET_BATCH ? 0 : cls[i]));
+    trace_table_teardown();
+    frame_table_teardown();
+    class_table_teardown();
+    string_table_teardown();
+    ck_assert_uint_eq(mem_account_charged(), charged0);
+}
+END_TEST
+
 int main(void)
 {
-    return run_tests("symbols", "forget", 60, TESTS(unloaded_lookups_go_entries_stay));
+    return run_tests("symbols", "forget", 60,
+                     TESTS(unloaded_lookups_go_entries_stay, poll_forgets_a_batch_one_pass_late));
 }
