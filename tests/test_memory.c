@@ -67,6 +67,72 @@ START_TEST(containers_charge_what_they_hold)
 }
 END_TEST
 
+/* keymap_prune's predicate: keep values whose bit in the mask (the context) is set. */
+static bool keep_marked(const void *key, size_t len, uint32_t value, void *ctx)
+{
+    (void)key, (void)len;
+    return ((const uint8_t *)ctx)[value] != 0;
+}
+
+/* A key of i: its length varies (4..43 bytes), so keys span chunks unevenly. */
+static size_t prune_key(uint32_t i, uint8_t *key)
+{
+    size_t len = 4 + i % 40; /* 4 bytes at least: every key differs */
+    for (size_t k = 0; k < len; k++)
+        key[k] = (uint8_t)(i >> (8 * (k % 4))) ^ (uint8_t)k;
+    return len;
+}
+
+START_TEST(prune_keeps_exactly_what_it_is_told)
+{
+    enum { N = 20000 };
+    size_t before = mem_account_charged();
+    struct keymap *m = keymap_new(16);
+    uint8_t key[64];
+    for (uint32_t i = 1; i <= N; i++)
+        ck_assert_uint_eq(keymap_put(m, key, prune_key(i, key), i), i);
+    ck_assert_uint_eq(keymap_count(m), N);
+    /* The reference: a pseudo-random three quarters go, as unloaded classes' lookups do. */
+    uint8_t *keep = calloc(2 * N + 1, 1); /* values up to 2N: one key is put again */
+    uint32_t kept = 0, x = 12345;
+    for (uint32_t i = 1; i <= N; i++) {
+        x = x * 1103515245u + 12345u;
+        keep[i] = (x >> 16) % 4 == 0;
+        kept += keep[i];
+    }
+    size_t full = keymap_bytes(m);
+    ck_assert_uint_eq(keymap_prune(m, keep_marked, keep), N - kept);
+    ck_assert_uint_eq(keymap_count(m), kept);
+    for (uint32_t i = 1; i <= N; i++) {
+        uint32_t v = 0;
+        size_t len = prune_key(i, key);
+        ck_assert_int_eq(keymap_get(m, key, len, &v), keep[i]);
+        if (keep[i])
+            ck_assert_uint_eq(v, i);
+    }
+    /* The bytes of what went are given back, and the figures still add up. */
+    ck_assert_uint_lt(keymap_bytes(m), full / 2);
+    ck_assert_uint_eq(mem_account_charged() - before, keymap_bytes(m));
+    /* Nothing to drop: the map stays as it is; a dropped key can be put again. */
+    ck_assert_uint_eq(keymap_prune(m, keep_marked, keep), 0);
+    for (uint32_t i = 1; i <= N; i++)
+        if (!keep[i]) {
+            ck_assert_uint_eq(keymap_put(m, key, prune_key(i, key), i + N), i + N);
+            break;
+        }
+    ck_assert_uint_eq(keymap_count(m), kept + 1);
+    /* Everything goes. */
+    memset(keep, 0, 2 * N + 1);
+    ck_assert_uint_eq(keymap_prune(m, keep_marked, keep), kept + 1);
+    ck_assert_uint_eq(keymap_count(m), 0);
+    ck_assert(!keymap_get(m, key, prune_key(1, key), &x));
+    ck_assert_uint_eq(mem_account_charged() - before, keymap_bytes(m));
+    keymap_free(m);
+    free(keep);
+    ck_assert_uint_eq(mem_account_charged(), before);
+}
+END_TEST
+
 START_TEST(put_ref_keeps_one_copy_in_place)
 {
     struct keymap *m = keymap_new(4);
@@ -179,6 +245,7 @@ int main(void)
 {
     return run_tests("memory", "memory", 0,
                      TESTS(memory_option, containers_charge_what_they_hold,
-                           put_ref_keeps_one_copy_in_place, budget_reached_says_so_once,
+                           prune_keeps_exactly_what_it_is_told, put_ref_keeps_one_copy_in_place,
+                           budget_reached_says_so_once,
                            call_paths_past_the_budget_count_every_call));
 }

@@ -184,6 +184,37 @@ uint32_t keymap_put_ref(struct keymap *m, const void *key, size_t len, uint32_t 
     return value;
 }
 
+size_t keymap_prune(struct keymap *m,
+                    bool (*keep)(const void *key, size_t len, uint32_t value, void *ctx), void *ctx)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < m->capacity; i++) {
+        const struct slot *s = &m->slots[i];
+        if (s->hash != 0 && keep(s->key, s->len, s->value, ctx))
+            kept++;
+    }
+    if (kept == m->count)
+        return 0;
+    /* A fresh map of the size keymap_new gives kept entries, filled with them. */
+    struct keymap *fresh = keymap_new(kept);
+    if (!fresh)
+        return SIZE_MAX;
+    for (size_t i = 0; i < m->capacity; i++) {
+        const struct slot *s = &m->slots[i];
+        if (s->hash != 0 && keep(s->key, s->len, s->value, ctx) &&
+            !keymap_put(fresh, s->key, s->len, s->value)) {
+            keymap_free(fresh);
+            return SIZE_MAX;
+        }
+    }
+    size_t gone = m->count - kept;
+    struct keymap old = *m;
+    *m = *fresh;
+    *fresh = old;
+    keymap_free(fresh); /* the old index and key chunks */
+    return gone;
+}
+
 size_t keymap_count(const struct keymap *m)
 {
     return m->count;

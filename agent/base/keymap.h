@@ -25,6 +25,14 @@ uint32_t keymap_put(struct keymap *m, const void *key, size_t len, uint32_t valu
 uint32_t keymap_put_ref(struct keymap *m, const void *key, size_t len, uint32_t value,
                         const void **stored);
 
+/* Keeps only the entries for which keep(key, len, value, ctx) is true, in a new index and new
+ * key chunks (so the bytes of the others go back to the allocator); returns how many entries
+ * went, or SIZE_MAX when memory ran out (then the map is unchanged). Every key copy moves: never
+ * on a map whose copies are kept (keymap_put_ref). */
+size_t keymap_prune(struct keymap *m,
+                    bool (*keep)(const void *key, size_t len, uint32_t value, void *ctx),
+                    void *ctx);
+
 size_t keymap_count(const struct keymap *m);
 /* What the map holds (index and keys), charged to mem_account; 0 for NULL. */
 size_t keymap_bytes(const struct keymap *m);

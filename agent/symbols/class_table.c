@@ -16,6 +16,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segarray entries; /* serial = index + 1 */
 static jvmtiEnv *watch_env;     /* the unload watcher: class objects tagged, ObjectFree on */
 static size_t name_bytes;       /* the entries' names and signatures; under the lock */
+static _Atomic(uint32_t) unloaded_count; /* classes marked unloaded so far */
 
 static void classes_measure(struct mem_use *u)
 {
@@ -203,7 +204,13 @@ void class_table_mark_unloaded(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&entries))
         return;
-    atomic_store(&((struct class_info *)segarray_at(&entries, serial - 1))->unloaded, true);
+    if (!atomic_exchange(&((struct class_info *)segarray_at(&entries, serial - 1))->unloaded, true))
+        atomic_fetch_add_explicit(&unloaded_count, 1, memory_order_relaxed);
+}
+
+uint32_t class_table_unloaded_count(void)
+{
+    return atomic_load_explicit(&unloaded_count, memory_order_relaxed);
 }
 
 void class_table_teardown(void)
@@ -215,6 +222,7 @@ void class_table_teardown(void)
         free((char *)c->signature);
     }
     segarray_free(&entries);
+    atomic_store(&unloaded_count, 0);
     mem_account_uncharge(name_bytes);
     name_bytes = 0;
     if (watch_env)

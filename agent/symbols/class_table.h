@@ -39,6 +39,8 @@ uint32_t class_table_count(void);
 
 /* Called when a class object's tag is freed (ObjectFree): the class was unloaded. */
 void class_table_mark_unloaded(uint32_t serial);
+/* Classes marked unloaded so far. */
+uint32_t class_table_unloaded_count(void);
 
 /* Class unloading is learned from ObjectFree events of a JVMTI environment of the table's own
  * (the unload watcher) in which every registered class object carries its class id: a class

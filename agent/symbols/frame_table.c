@@ -207,8 +207,9 @@ uint32_t frame_table_intern(jvmtiEnv *jvmti, jmethodID method, jlocation locatio
     struct {
         jmethodID method;
         int64_t line;
-    } line_key = {method, line_at(m, location)};
+    } line_key = {method, 0};
     pthread_mutex_lock(&lock);
+    line_key.line = line_at(m, location); /* under the lock: frame_table_forget frees lines */
     if (!keymap_get(frames_by_key, &key, sizeof key, &serial)) {
         if (!keymap_get(frames_by_line, &line_key, sizeof line_key, &serial)) {
             uint32_t i = segarray_append(&frames);
@@ -262,6 +263,77 @@ void frame_table_method_label(uint32_t serial, char *buf, size_t len)
         snprintf(buf, len, "<unknown>");
     else
         snprintf(buf, len, "%s.%s", view.class_name, view.method_name);
+}
+
+/* ---- forgetting the lookups of unloaded classes ------------------------------------- */
+
+struct forget_set {
+    const uint8_t *classes; /* classes[serial] != 0: forget */
+    uint32_t n;
+};
+
+static bool forgotten(const struct forget_set *f, uint32_t class_serial)
+{
+    return class_serial < f->n && f->classes[class_serial];
+}
+
+/* Under the lock. */
+static uint32_t class_of_method(jmethodID method)
+{
+    uint32_t idx = 0;
+    if (!keymap_get(methods_by_id, &method, sizeof method, &idx))
+        return 0;
+    return ((const struct method_info *)segarray_at(&methods, idx - 1))->class_serial;
+}
+
+uint32_t frame_table_class_of(jmethodID method)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t c = class_of_method(method);
+    pthread_mutex_unlock(&lock);
+    return c;
+}
+
+/* frames_by_key and frames_by_line: keys start with the jmethodID. */
+static bool keep_frame_key(const void *key, size_t len, uint32_t value, void *ctx)
+{
+    (void)len, (void)value;
+    jmethodID method;
+    memcpy(&method, key, sizeof method);
+    return !forgotten(ctx, class_of_method(method));
+}
+
+static bool keep_method(const void *key, size_t len, uint32_t value, void *ctx)
+{
+    (void)key, (void)len;
+    return !forgotten(ctx,
+                      ((const struct method_info *)segarray_at(&methods, value - 1))->class_serial);
+}
+
+size_t frame_table_forget(const uint8_t *classes, uint32_t n)
+{
+    struct forget_set f = {classes, n};
+    size_t gone = 0, g;
+    pthread_mutex_lock(&lock);
+    /* The frame keys first: they find their class through methods_by_id. */
+    if ((g = keymap_prune(frames_by_key, keep_frame_key, &f)) != SIZE_MAX)
+        gone += g;
+    if ((g = keymap_prune(frames_by_line, keep_frame_key, &f)) != SIZE_MAX)
+        gone += g;
+    if ((g = keymap_prune(methods_by_id, keep_method, &f)) != SIZE_MAX)
+        gone += g;
+    uint32_t count = segarray_count(&methods);
+    for (uint32_t i = 0; i < count; i++) {
+        struct method_info *m = segarray_at(&methods, i);
+        if (m->lines && forgotten(&f, m->class_serial)) {
+            lines_charge(m, false);
+            free(m->lines);
+            m->lines = NULL;
+            m->nlines = 0;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return gone;
 }
 
 void frame_table_teardown(void)

@@ -45,6 +45,17 @@ const struct frame_info *frame_table_get(uint32_t serial);
 /* Fills the writer's view of a frame (pointers stay valid for the process's life). */
 void frame_table_describe(uint32_t serial, struct hprof_frame *out);
 
+/* The class serial of a method met before (0 if unknown or forgotten). */
+uint32_t frame_table_class_of(jmethodID method);
+
+/* Forgets how to find the methods and frames of the classes with classes[serial] != 0 (serial
+ * < n), classes unloaded some time ago: their jmethodID lookups and line tables go, their
+ * entries stay (traces still print them, serials are never reused). A stack of such a method
+ * met later (a sample drained long after the unload) resolves again through JVMTI, which
+ * refuses an unloaded method's id or names the method that reuses it. Returns the lookups
+ * dropped. */
+size_t frame_table_forget(const uint8_t *classes, uint32_t n);
+
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
 void frame_table_teardown(void);
 

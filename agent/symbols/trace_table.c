@@ -11,6 +11,7 @@
 #include "keymap.h"
 #include "mem_account.h"
 #include "segarray.h"
+#include "unload_forget.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Two keys lead to a trace: the raw (method, location) pairs a stack walk gives, looked up
@@ -144,6 +145,7 @@ uint32_t trace_table_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint 
     if (!found && mem_account_budget_reached("new stacks")) {
         serial = trace_table_overflow(jvmti, thread_serial);
     } else if (!found) {
+        unload_forget_poll(); /* new stacks come with new classes, and unloads with those */
         /* New raw stack: resolve its frames outside the lock. */
         uint32_t *serials = malloc(sizeof *serials * ((size_t)n + 1));
         bool ok = serials != NULL;
@@ -170,6 +172,35 @@ uint32_t trace_table_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint 
     return serial;
 }
 
+struct forget_set {
+    const uint8_t *classes;
+    uint32_t n;
+};
+
+/* A raw key stays unless one of its methods is of a class to forget. */
+static bool keep_raw_key(const void *key, size_t len, uint32_t value, void *ctx)
+{
+    (void)value;
+    const struct forget_set *f = ctx;
+    for (size_t off = sizeof(uint32_t); off + RAW_FRAME_BYTES <= len; off += RAW_FRAME_BYTES) {
+        jmethodID method;
+        memcpy(&method, (const uint8_t *)key + off, sizeof method);
+        uint32_t c = frame_table_class_of(method);
+        if (c < f->n && f->classes[c])
+            return false;
+    }
+    return true;
+}
+
+size_t trace_table_forget(const uint8_t *classes, uint32_t n)
+{
+    struct forget_set f = {classes, n};
+    pthread_mutex_lock(&lock);
+    size_t gone = keymap_prune(traces_by_key, keep_raw_key, &f);
+    pthread_mutex_unlock(&lock);
+    return gone == SIZE_MAX ? 0 : gone;
+}
+
 const struct trace_info *trace_table_get(uint32_t serial)
 {
     if (serial == 0 || serial > segarray_count(&traces))
@@ -194,6 +225,7 @@ void trace_table_top_label(uint32_t serial, char *buf, size_t len)
 
 void trace_table_teardown(void)
 {
+    unload_forget_teardown();
     segarray_free(&traces);
     atomic_store(&overflow_frame, 0);
     keymap_free(traces_by_key);

@@ -34,6 +34,13 @@ uint32_t trace_table_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint 
  * HPROF_TRACE_SERIAL_NONE when even that cannot be made. */
 uint32_t trace_table_overflow(jvmtiEnv *jvmti, uint32_t thread_serial);
 
+/* Forgets the raw-stack lookups that hold a method of a class with classes[serial] != 0
+ * (serial < n): classes unloaded some time ago, whose stacks no walk gives any more. Their
+ * traces stay (outputs name them; serials are never reused): a stack met again resolves through
+ * its frames to the same trace. Call before frame_table_forget (the methods' classes are
+ * looked up there). Returns the lookups dropped. */
+size_t trace_table_forget(const uint8_t *classes, uint32_t n);
+
 /* Frees the table (no thread may use it any more): a failed start leaves nothing behind. */
 void trace_table_teardown(void);
 

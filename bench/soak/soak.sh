@@ -15,7 +15,9 @@
 # new classes after NEW s, three SIGQUIT dumps 20 s apart in the quiet part; QUIET >= 90), or
 # "floor:<ids|cml|ids,cml>": not the agent but bench/cpu-samples/floor_samples_agent.c, what the
 # VM itself keeps for an agent (ids: a jmethodID for every method at ClassPrepare, as
-# cpu=samples asks; heap=sites and cpu=times make them for the methods they meet).
+# cpu=samples asks; heap=sites and cpu=times make them for the methods they meet), or
+# "floor:tags": bench/soak/floor_tags_agent.c, the JVMTI tag maps heap=sites fills (every
+# allocated object tagged through 4 environments).
 # The default configurations are the issue's: none, heap=sites,cpu=samples,monitor=y,depth=8,
 # heap=sites,format=b, cpu=times. Raw outputs stay in $SOAK_KEEP if set.
 set -euo pipefail
@@ -35,6 +37,8 @@ jhome=$(dirname "$(dirname "$(readlink -f "$(command -v "$java")")")")
 "$jhome/bin/javac" --release 17 -d "$work/classes" "$here"/*.java
 cc -O2 -shared -fPIC -I"$jhome/include" -I"$jhome/include/linux" -o "$work/libfloor.so" \
   "$here/../cpu-samples/floor_samples_agent.c"
+cc -O2 -shared -fPIC -I"$jhome/include" -I"$jhome/include/linux" -o "$work/libfloortags.so" \
+  "$here/floor_tags_agent.c"
 
 pids=()
 for i in "${!configs[@]}"; do
@@ -43,6 +47,7 @@ for i in "${!configs[@]}"; do
   agent=()
   case $opts in
     none) ;;
+    floor:tags) agent=("-agentpath:$work/libfloortags.so") ;;
     floor:*) agent=("-agentpath:$work/libfloor.so=${opts#floor:}") ;;
     *) agent=("-agentpath:$lib=$opts,file=$work/out$i.hprof") ;;
   esac

@@ -7,6 +7,7 @@
 
 #include "jvmti_util.h"
 #include "keymap.h"
+#include "mem_account.h"
 #include "names.h"
 #include "segarray.h"
 
@@ -28,12 +29,35 @@ static struct keymap *by_name;  /* internal name -> index + 1 in heads */
 static struct segarray heads;   /* uint32_t: the newest cnum of a name; under lock */
 static _Atomic(uint32_t) nbound;
 static _Atomic(uint64_t) nmethods_total;
+static _Atomic(size_t) text_bytes; /* names, method names and descriptors, jmethodID arrays */
+
+/* verbose=y's memory report: the records, the name index and what the records point to. */
+static void tracked_classes_measure(struct mem_use *u)
+{
+    pthread_mutex_lock(&lock);
+    u->entries = segarray_count(&records);
+    u->bytes = segarray_bytes(&records) + segarray_bytes(&heads) + keymap_bytes(by_name) +
+               atomic_load(&text_bytes);
+    pthread_mutex_unlock(&lock);
+}
+
+static void charge(size_t bytes)
+{
+    atomic_fetch_add(&text_bytes, bytes);
+    mem_account_charge(bytes);
+}
+
+static size_t text_block(const char *s)
+{
+    return s ? mem_block(strlen(s) + 1) : 0;
+}
 
 int rewritten_classes_init(void)
 {
     segarray_init(&records, sizeof(struct tracked_class));
     segarray_init(&heads, sizeof(uint32_t));
     by_name = keymap_new(4096);
+    mem_account_register("tracked classes", tracked_classes_measure);
     return by_name ? 0 : -1;
 }
 
@@ -77,6 +101,12 @@ void rewritten_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobjec
     res->method_names = NULL;
     res->method_descs = NULL;
     atomic_fetch_add(&nmethods_total, c->nmethods);
+    size_t bytes = text_block(c->name) + text_block(c->java_name);
+    if (c->method_names)
+        bytes += 2 * mem_block(sizeof *c->method_names * c->nmethods);
+    for (uint32_t i = 0; c->method_names && c->method_descs && i < c->nmethods; i++)
+        bytes += text_block(c->method_names[i]) + text_block(c->method_descs[i]);
+    charge(bytes);
     pthread_mutex_lock(&lock);
     uint32_t h = 0;
     if (c->name && !keymap_get(by_name, c->name, strlen(c->name), &h)) {
@@ -157,9 +187,10 @@ static bool bind(jvmtiEnv *jvmti, struct tracked_class *c, jclass klass)
     if (!m)
         return false;
     jmethodID *expected = NULL;
-    if (atomic_compare_exchange_strong(&c->methods, &expected, m))
+    if (atomic_compare_exchange_strong(&c->methods, &expected, m)) {
         atomic_fetch_add(&nbound, 1);
-    else
+        charge(mem_block(sizeof *m * (c->nmethods ? c->nmethods : 1)));
+    } else
         free(m); /* bound meanwhile */
     return true;
 }
