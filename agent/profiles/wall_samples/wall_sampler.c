@@ -166,10 +166,14 @@ static size_t tick(jvmtiEnv *jvmti, int64_t now_tick, uint64_t now)
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &st) != JVMTI_ERROR_NONE ||
             !(st & JVMTI_THREAD_STATE_ALIVE))
             continue; /* not started yet, or ending: its ThreadEnd credits it */
-        if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
-            cpu = (jlong)t->seen.cpu_ns + 1; /* unknown: take a new stack */
         struct wall_visit v;
-        wall_state_visit(&t->seen, st, (uint64_t)cpu, now, now_tick, &v);
+        if (t->is_virtual) { /* no CPU clock: its state says whether it may have run */
+            wall_state_visit_virtual(&t->seen, st, now, now_tick, &v);
+        } else {
+            if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
+                cpu = (jlong)t->seen.cpu_ns + 1; /* unknown: take a new stack */
+            wall_state_visit(&t->seen, st, (uint64_t)cpu, now, now_tick, &v);
+        }
         visits++;
         if (!(kept_states & (1u << v.state))) {
             left_out(v.weight);
