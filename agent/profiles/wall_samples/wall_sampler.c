@@ -117,6 +117,24 @@ static void credit(jvmtiEnv *jvmti, struct wall_thread *t, enum hprof_wall_state
     count(t->trace, weight - old_share);
 }
 
+/* Whether t's walked stack is that of an unmounted virtual thread: on top, the continuation's
+ * yield0, where it left its carrier. Its id is learnt from the first stack that has it. */
+static bool unmounted_top(jvmtiEnv *jvmti, const struct wall_thread *t)
+{
+    static jmethodID yield0;
+    jmethodID top = t->frames[0].method;
+    if (yield0)
+        return top == yield0;
+    char *name = NULL;
+    if ((*jvmti)->GetMethodName(jvmti, top, &name, NULL, NULL) != JVMTI_ERROR_NONE || !name)
+        return false;
+    bool is = strcmp(name, "yield0") == 0;
+    jvmti_util_free(jvmti, name);
+    if (is)
+        yield0 = top;
+    return is;
+}
+
 /* One GetStackTrace per thread, not one GetThreadListStackTraces for the batch: the list call
  * is a safepoint of the whole VM (every thread stops until the last one, perhaps descheduled,
  * reaches a poll), the single call a handshake with that thread alone. */
@@ -131,7 +149,10 @@ static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
             continue; /* ended meanwhile: its ThreadEnd credits it */
         t->nframes = n;
         t->seen.have_stack = true;
-        credit(jvmti, t, batch_visits[i].state, batch_visits[i].weight, true);
+        enum hprof_wall_state state = batch_visits[i].state;
+        if (t->is_virtual && state == HPROF_WALL_RUNNING && n > 0 && unmounted_top(jvmti, t))
+            state = HPROF_WALL_RUNNABLE; /* woken, queued for a carrier */
+        credit(jvmti, t, state, batch_visits[i].weight, true);
     }
 }
 
