@@ -146,7 +146,9 @@ class WallSamplesTest {
         Path dir = Jvm.workDir("wall-virtual");
         int n = 100, interval = 10; // 201 virtual threads: above the 128 visits of a tick
         Jvm.Result r = Jvm.run(jdk, dir,
-                List.of(Jvm.agentpath("wall=y,thread=y,depth=8,cutoff=0,wall_interval=" + interval + ",file=wall.txt")),
+                // Four carriers: vcompute holds one for good, the nappers wake on the others.
+                List.of("-Djdk.virtualThreadScheduler.parallelism=4",
+                        Jvm.agentpath("wall=y,thread=y,depth=8,cutoff=0,wall_interval=" + interval + ",file=wall.txt")),
                 "WallVirtual", String.valueOf(n), "2000");
         assertEquals(0, r.exit(), r.describe());
         Jvm.assertNoCrash(r);
