@@ -109,6 +109,35 @@ START_TEST(a_thread_that_did_not_run_reuses_its_stack)
 }
 END_TEST
 
+START_TEST(a_virtual_thread_reuses_its_stack_while_unmounted_in_one_state)
+{
+    struct wall_seen s = {.tick = 0, .visit_ns = 0, .have_stack = false};
+    struct wall_visit v;
+    jint sleep = WAITING | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT | JVMTI_THREAD_STATE_SLEEPING;
+    jint park = WAITING | JVMTI_THREAD_STATE_WAITING_INDEFINITELY | JVMTI_THREAD_STATE_PARKED;
+    wall_state_visit_virtual(&s, sleep, 20 * MS, 1, &v); /* first visit: no stack yet */
+    ck_assert(v.walk);
+    ck_assert_int_eq(v.state, HPROF_WALL_SLEEPING);
+    ck_assert_uint_eq(v.weight, 1);
+    s.have_stack = true;
+    wall_state_visit_virtual(&s, sleep, 80 * MS, 4, &v); /* still asleep: same frames */
+    ck_assert(!v.walk);
+    ck_assert_uint_eq(v.weight, 3);
+    wall_state_visit_virtual(&s, park, 100 * MS, 5, &v); /* another state: it ran between */
+    ck_assert(v.walk);
+    ck_assert_int_eq(v.state, HPROF_WALL_PARKED);
+    /* RUNNABLE (mounted or queued for a carrier): running, and always walked. */
+    wall_state_visit_virtual(&s, RUNNABLE, 120 * MS, 6, &v);
+    ck_assert(v.walk);
+    ck_assert_int_eq(v.state, HPROF_WALL_RUNNING);
+    wall_state_visit_virtual(&s, RUNNABLE, 140 * MS, 7, &v);
+    ck_assert(v.walk);
+    ck_assert_int_eq(v.state, HPROF_WALL_RUNNING);
+    wall_state_visit_virtual(&s, RUNNABLE | JVMTI_THREAD_STATE_IN_NATIVE, 160 * MS, 8, &v);
+    ck_assert_int_eq(v.state, HPROF_WALL_RUNNING); /* on its carrier, in native code */
+}
+END_TEST
+
 START_TEST(a_changed_trace_splits_the_gap_at_its_midpoint)
 {
     ck_assert_uint_eq(wall_state_split(1, true), 0); /* one tick: all to what is seen now */
@@ -173,6 +202,7 @@ int main(void)
                            runnable_splits_on_the_cpu_it_used, ticks_count_from_t0,
                            a_visit_weighs_the_ticks_since_the_last,
                            a_thread_that_did_not_run_reuses_its_stack,
+                           a_virtual_thread_reuses_its_stack_while_unmounted_in_one_state,
                            a_changed_trace_splits_the_gap_at_its_midpoint,
                            wall_states_option_parses_names_joined_by_plus));
 }

@@ -117,6 +117,24 @@ static void credit(jvmtiEnv *jvmti, struct wall_thread *t, enum hprof_wall_state
     count(t->trace, weight - old_share);
 }
 
+/* Whether t's walked stack is that of an unmounted virtual thread: on top, the continuation's
+ * yield0, where it left its carrier. Its id is learnt from the first stack that has it. */
+static bool unmounted_top(jvmtiEnv *jvmti, const struct wall_thread *t)
+{
+    static jmethodID yield0;
+    jmethodID top = t->frames[0].method;
+    if (yield0)
+        return top == yield0;
+    char *name = NULL;
+    if ((*jvmti)->GetMethodName(jvmti, top, &name, NULL, NULL) != JVMTI_ERROR_NONE || !name)
+        return false;
+    bool is = strcmp(name, "yield0") == 0;
+    jvmti_util_free(jvmti, name);
+    if (is)
+        yield0 = top;
+    return is;
+}
+
 /* One GetStackTrace per thread, not one GetThreadListStackTraces for the batch: the list call
  * is a safepoint of the whole VM (every thread stops until the last one, perhaps descheduled,
  * reaches a poll), the single call a handshake with that thread alone. */
@@ -131,7 +149,10 @@ static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
             continue; /* ended meanwhile: its ThreadEnd credits it */
         t->nframes = n;
         t->seen.have_stack = true;
-        credit(jvmti, t, batch_visits[i].state, batch_visits[i].weight, true);
+        enum hprof_wall_state state = batch_visits[i].state;
+        if (t->is_virtual && state == HPROF_WALL_RUNNING && n > 0 && unmounted_top(jvmti, t))
+            state = HPROF_WALL_RUNNABLE; /* woken, queued for a carrier */
+        credit(jvmti, t, state, batch_visits[i].weight, true);
     }
 }
 
@@ -166,10 +187,14 @@ static size_t tick(jvmtiEnv *jvmti, int64_t now_tick, uint64_t now)
         if ((*jvmti)->GetThreadState(jvmti, t->ref, &st) != JVMTI_ERROR_NONE ||
             !(st & JVMTI_THREAD_STATE_ALIVE))
             continue; /* not started yet, or ending: its ThreadEnd credits it */
-        if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
-            cpu = (jlong)t->seen.cpu_ns + 1; /* unknown: take a new stack */
         struct wall_visit v;
-        wall_state_visit(&t->seen, st, (uint64_t)cpu, now, now_tick, &v);
+        if (t->is_virtual) { /* no CPU clock: its state says whether it may have run */
+            wall_state_visit_virtual(&t->seen, st, now, now_tick, &v);
+        } else {
+            if ((*jvmti)->GetThreadCpuTime(jvmti, t->ref, &cpu) != JVMTI_ERROR_NONE)
+                cpu = (jlong)t->seen.cpu_ns + 1; /* unknown: take a new stack */
+            wall_state_visit(&t->seen, st, (uint64_t)cpu, now, now_tick, &v);
+        }
         visits++;
         if (!(kept_states & (1u << v.state))) {
             left_out(v.weight);

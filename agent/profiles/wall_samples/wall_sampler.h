@@ -1,8 +1,8 @@
 /* wall=y's agent thread, "HPROF wall sampler": every wall_interval it visits a bounded batch of
  * the sampled threads (wall_threads.h), decides their state (wall_state.h), walks the stacks of
- * those that ran since their last visit in one GetThreadListStackTraces call, reuses the last
- * stack of the others, and counts the samples per trace (state pseudo-frame on top). Owns the
- * counts behind WALL SAMPLES. doc/wall-samples.md. */
+ * those that ran since their last visit (one GetStackTrace each), reuses the last stack of
+ * the others (virtual threads too: wall_vthreads.h), and counts the samples per trace (state
+ * pseudo-frame on top). Owns the counts behind WALL SAMPLES. doc/wall-samples.md. */
 #ifndef HPROF_WALL_SAMPLER_H
 #define HPROF_WALL_SAMPLER_H
 

@@ -13,6 +13,7 @@
 #include "trace_table.h"
 #include "wall_sampler.h"
 #include "wall_threads.h"
+#include "wall_vthreads.h"
 
 /* Longest "class.method[state]" label kept for a row; longer ones are cut. */
 #define LABEL_LEN 512
@@ -33,11 +34,14 @@ static void wall_samples_add_capabilities(const struct hprof_options *opts, jvmt
 static struct hprof_error wall_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
                                              bool live)
 {
-    (void)jvmti, (void)live;
+    (void)live;
     binary_output = opts->format == HPROF_FORMAT_BINARY;
     if (!wall_sampler_init(opts->wall_interval_ms, opts->wall_states, opts->thread) ||
         !wall_threads_init(opts->wall_names))
         return hprof_errorf("wall=y: out of memory at start-up");
+    struct hprof_error e = wall_vthreads_start(jvmti); /* JDK 21+ */
+    if (hprof_failed(&e))
+        log_warning("wall=y: %s; virtual threads will not be sampled", e.text);
     return hprof_ok();
 }
 
@@ -47,6 +51,7 @@ static void wall_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     wall_sampler_prepare();
     uint64_t now;
     int64_t tick = wall_sampler_tick_now(&now);
+    wall_vthreads_vm_init(jni);
     wall_threads_add_live(jvmti, jni, tick, now);
     if (!wall_sampler_start(jvmti, jni))
         log_error("wall=y: cannot start the sampler thread");

@@ -51,3 +51,17 @@ void wall_state_visit(struct wall_seen *seen, int32_t jvmti_state, uint64_t cpu_
     seen->visit_ns = now_ns;
     seen->jvmti_state = jvmti_state;
 }
+
+void wall_state_visit_virtual(struct wall_seen *seen, int32_t jvmti_state, uint64_t now_ns,
+                              int64_t now_tick, struct wall_visit *out)
+{
+    bool runnable = (jvmti_state & JVMTI_THREAD_STATE_RUNNABLE) != 0;
+    /* No CPU clock: a RUNNABLE virtual thread is taken as on the CPU (1 ns of 1 ns). */
+    out->state = wall_state_of(jvmti_state, runnable ? 1 : 0, 1);
+    out->weight = now_tick > seen->tick ? (uint64_t)(now_tick - seen->tick) : 0;
+    out->walk = !seen->have_stack || runnable || jvmti_state != seen->jvmti_state;
+    if (now_tick > seen->tick)
+        seen->tick = now_tick;
+    seen->visit_ns = now_ns;
+    seen->jvmti_state = jvmti_state;
+}

@@ -40,6 +40,13 @@ int64_t wall_state_tick(uint64_t t0_ns, uint64_t now_ns, uint64_t interval_ns);
 void wall_state_visit(struct wall_seen *seen, int32_t jvmti_state, uint64_t cpu_ns, uint64_t now_ns,
                       int64_t now_tick, struct wall_visit *out);
 
+/* The same for a virtual thread, which has no CPU time in JVMTI: RUNNABLE counts as running
+ * (mounted, or queued for a carrier: JVMTI cannot tell), and its last stack is reused while it
+ * stays unmounted in the same JVMTI state (parked, sleeping, waiting, blocked): an unmounted
+ * virtual thread has not run. */
+void wall_state_visit_virtual(struct wall_seen *seen, int32_t jvmti_state, uint64_t now_ns,
+                              int64_t now_tick, struct wall_visit *out);
+
 /* Of a visit's weight samples, how many go to the trace of the last visit when the trace
  * changed (changed): the older half, rounded down; 0 when it did not. */
 uint64_t wall_state_split(uint64_t weight, bool changed);

@@ -16,6 +16,7 @@ static struct wall_thread **slots;
 static size_t nslots, capslots;
 static char *pattern;
 static bool all_on = true;
+static jclass carrier_class; /* set once at VM init, before any carrier starts */
 
 bool wall_threads_init(const char *names)
 {
@@ -62,11 +63,12 @@ static bool name_kept(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 }
 
 static void add_slot(JNIEnv *jni, jthread thread, struct thread_info *info, int64_t tick,
-                     uint64_t now_ns, uint64_t cpu_ns)
+                     uint64_t now_ns, uint64_t cpu_ns, bool is_virtual)
 {
     struct wall_thread *t = calloc(1, sizeof *t);
     if (!t)
         return;
+    t->is_virtual = is_virtual;
     t->ref = (*jni)->NewGlobalRef(jni, thread);
     t->info = info;
     t->seen.tick = tick;
@@ -97,11 +99,27 @@ static void add_slot(JNIEnv *jni, jthread thread, struct thread_info *info, int6
 void wall_threads_add(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int64_t tick, uint64_t now_ns,
                       uint64_t cpu_ns)
 {
-    if (!thread || !name_kept(jvmti, jni, thread))
+    if (!thread || (carrier_class && (*jni)->IsInstanceOf(jni, thread, carrier_class)) ||
+        !name_kept(jvmti, jni, thread))
         return;
     struct thread_info *info = thread_table_of(jvmti, jni, thread);
     if (info)
-        add_slot(jni, thread, info, tick, now_ns, cpu_ns);
+        add_slot(jni, thread, info, tick, now_ns, cpu_ns, false);
+}
+
+void wall_threads_add_virtual(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread, int64_t tick,
+                              uint64_t now_ns)
+{
+    if (!vthread || !name_kept(jvmti, jni, vthread))
+        return;
+    struct thread_info *info = thread_table_of(jvmti, jni, vthread);
+    if (info)
+        add_slot(jni, vthread, info, tick, now_ns, 0, true);
+}
+
+void wall_threads_skip_carriers(jclass carrier)
+{
+    carrier_class = carrier;
 }
 
 void wall_threads_add_live(jvmtiEnv *jvmti, JNIEnv *jni, int64_t tick, uint64_t now_ns)

@@ -17,6 +17,7 @@ struct wall_thread {
     jthread ref;              /* global reference */
     struct thread_info *info; /* the thread table's entry: the slot's key */
     bool on;                  /* CONTROL: sampling of this thread on */
+    bool is_virtual;          /* a virtual thread: no CPU clock (wall_state_visit_virtual) */
     struct wall_seen seen;
     enum hprof_wall_state state; /* at the last visit */
     uint32_t trace;              /* the last trace credited (state pseudo-frame on top), 0: none */
@@ -37,6 +38,12 @@ struct wall_thread *wall_threads_at(size_t i);
  * pattern; the agent's own threads are left out). Takes the lock. */
 void wall_threads_add(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int64_t tick, uint64_t now_ns,
                       uint64_t cpu_ns);
+/* A virtual thread from its VirtualThreadStart (on it). Takes the lock. */
+void wall_threads_add_virtual(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread, int64_t tick,
+                              uint64_t now_ns);
+/* From now on, platform threads of class carrier (a global reference, or NULL) are not
+ * sampled: their work is their virtual threads' samples (doc/wall-samples.md). */
+void wall_threads_skip_carriers(jclass carrier);
 /* Every live thread (VM init, attach). */
 void wall_threads_add_live(jvmtiEnv *jvmti, JNIEnv *jni, int64_t tick, uint64_t now_ns);
 /* ThreadEnd of info's thread: calls fn(slot, arg) with the lock held, then frees the slot. */

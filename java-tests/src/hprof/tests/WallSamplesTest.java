@@ -136,6 +136,62 @@ class WallSamplesTest {
         assertTrue(!cpu.out().contains("<wall>"), "cpu=samples' record is read as CPU SAMPLES\n" + cpu.out());
     }
 
+    /** JDK 21+: virtual threads are sampled as threads of their own (VirtualThreadStart to
+     *  VirtualThreadEnd), sleeping and parked ones with their state, more of them than one tick visits
+     *  (round-robin); carriers are left out. One sample per interval of each one's life. */
+    @ParameterizedTest(name = "JDK {0}")
+    @MethodSource("hprof.tests.Jvm#virtualThreadJdks")
+    void virtualThreadsAreSampledWithTheirStates(int feature) throws Exception {
+        Path jdk = Jvm.jdkOrSkip(feature);
+        Path dir = Jvm.workDir("wall-virtual");
+        int n = 100, interval = 10; // 201 virtual threads: above the 128 visits of a tick
+        Jvm.Result r = Jvm.run(jdk, dir,
+                // Four carriers: vcompute holds one for good, the nappers wake on the others.
+                List.of("-Djdk.virtualThreadScheduler.parallelism=4",
+                        Jvm.agentpath("wall=y,thread=y,depth=8,cutoff=0,wall_interval=" + interval + ",file=wall.txt")),
+                "WallVirtual", String.valueOf(n), "2000");
+        assertEquals(0, r.exit(), r.describe());
+        Jvm.assertNoCrash(r);
+        AsciiProfile a = AsciiProfile.read(dir.resolve("wall.txt"));
+        AsciiProfile.Section s = a.section("WALL SAMPLES", 0);
+        Map<String, Long> byThread = new HashMap<>();
+        long sleep = 0, sleeping = 0, parked = 0, compute = 0, running = 0, virtual = 0;
+        for (AsciiProfile.Row row : s.rows()) {
+            long c = row.number(0);
+            int trace = (int) row.number(1);
+            List<String> m = a.trace(trace).methods();
+            String thread = a.threadOf(trace), state = m.get(0);
+            byThread.merge(thread, c, Long::sum);
+            assertTrue(!thread.startsWith("ForkJoinPool-1-worker"), "a carrier sampled: " + thread + "\n" + a.text);
+            if (!thread.startsWith("v"))
+                continue;
+            virtual += c;
+            for (String f : m)
+                assertTrue(!f.startsWith("java.util.concurrent.ForkJoin") && !f.contains("runContinuation"),
+                        "carrier frame in a virtual thread's trace: " + m + "\n" + a.text);
+            // A sleeping virtual thread is a timed park (JDK 21) or sleeping; one woken but not yet on a
+            // carrier is runnable (with vcompute holding one of the carriers, often so on a loaded machine).
+            boolean waits = state.equals("<wall>.parked") || state.equals("<wall>.sleeping");
+            if (thread.startsWith("vsleep-") || thread.startsWith("vpark-")) {
+                sleep += c;
+                sleeping += waits ? c : 0;
+                parked += waits || state.equals("<wall>.runnable") ? c : 0;
+            } else if (thread.equals("vcompute")) {
+                compute += c;
+                running += state.equals("<wall>.running") && m.contains("WallVirtual.compute") ? c : 0;
+            }
+        }
+        long vthreads = byThread.keySet().stream().filter(t -> t.matches("v(sleep|park)-\\d+|vcompute")).count();
+        assertEquals(2 * n + 1, vthreads, "every virtual thread has samples: " + byThread.keySet());
+        String states = "napping threads: parked or sleeping " + sleeping + ", and runnable " + parked + " of " + sleep
+                + "; vcompute running " + running + " of " + compute;
+        assertTrue(sleeping >= 0.5 * sleep && parked >= 0.9 * sleep && running >= 0.7 * compute, states + "\n" + a.text);
+        // Rate: their summed lives lie between what their run() measured and main's start() to join().
+        long lives = number(r, "virtual-lives-ms (\\d+)"), brackets = number(r, "brackets-ms (\\d+)");
+        String rate = virtual + " samples of " + interval + " ms; lives " + lives + " ms, brackets " + brackets + " ms";
+        assertTrue(virtual >= 0.9 * lives / interval && virtual <= 1.1 * brackets / interval, rate);
+    }
+
     /** Socket CONTROL: sampling off for all and clear gives an empty WALL SAMPLES, on again counts again
      *  (and no sample stands for the time it was off); ascii over the socket. */
     @Test
