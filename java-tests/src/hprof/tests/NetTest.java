@@ -569,7 +569,7 @@ class NetTest {
             Jvm.Result r = t.await(60);
             assertEquals(0, r.exit(), r.describe());
             assertEquals(1, count(r.err(), "HPROF WARNING: socket command CPU SAMPLES: nothing to write without "
-                    + "cpu=samples, cpu=times or cpu=old"), r.describe());
+                    + "wall=y, cpu=samples, cpu=times or cpu=old"), r.describe());
             assertEquals(0, count(r.err(), "socket command DUMP HEAP: nothing to write"), r.describe());
             String text = new String(peer.awaitEnd(30_000), StandardCharsets.UTF_8);
             assertEquals(2, count(text, "CPU SAMPLES BEGIN (total = 0)"), text);
