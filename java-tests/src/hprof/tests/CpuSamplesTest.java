@@ -99,11 +99,9 @@ class CpuSamplesTest {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-accuracy");
         int interval = 5;
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=" + interval + ",cutoff=0,file=cpu.txt")),
                 "CpuBusy", "4000");
-        assertEquals(0, r.exit(), r.describe());
-        Jvm.assertNoCrash(r);
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         assertEquals(p.total(), p.sumOfRows(), "cutoff=0 writes every row\n" + p.text());
         Map<String, Long> byThread = p.byThread();
@@ -170,11 +168,9 @@ class CpuSamplesTest {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-inlined");
         String file = format.equals("a") ? "cpu.txt" : "cpu.hprof";
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,depth=8,cutoff=0,format=" + format + ",file=" + file)),
                 "InlinedLeaf", "3000");
-        assertEquals(0, r.exit(), r.describe());
-        Jvm.assertNoCrash(r);
         long[] m = mixShare(dir, format);
         assertTrue(m[1] >= 50, "too few samples to judge: " + m[1] + "\n" + r.describe());
         double share = (double) m[0] / m[1];
@@ -192,11 +188,9 @@ class CpuSamplesTest {
     void timeInTheVmIsCreditedToTheJavaMethodThatAskedForIt(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-vm-time");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,interval=1,depth=4,cutoff=0,verbose=y,file=cpu.txt")),
                 "ZeroedArrays", "2500");
-        assertEquals(0, r.exit(), r.describe());
-        Jvm.assertNoCrash(r);
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         assertEquals(p.total(), p.sumOfRows(), p.text());
         assertTrue(p.total() >= 500, "too few samples to judge: " + p.total() + "\n" + r.describe());
@@ -223,10 +217,9 @@ class CpuSamplesTest {
     void busyThreadGetsItsCpuTimeOverIntervalSamples(int feature, int interval) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-rate");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
                 "InlinedLeaf", "3000");
-        assertEquals(0, r.exit(), r.describe());
         Matcher m = Pattern.compile("leaf-cpu-ms (\\d+)").matcher(r.out());
         assertTrue(m.find(), r.describe());
         long cpuMs = Long.parseLong(m.group(1));
@@ -245,11 +238,9 @@ class CpuSamplesTest {
     void signalTakenOverFallsBackToTheSafepointSampler(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-takeover");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,cutoff=0,file=cpu.txt")),
                 "SignalTakeover", "4000", "1500");
-        assertEquals(0, r.exit(), r.describe());
-        Jvm.assertNoCrash(r);
         assertEquals(1, r.err().split("replaced hprof's SIGPROF handler", -1).length - 1, r.describe());
         Matcher m = Pattern.compile("busy-cpu-ms (\\d+)").matcher(r.out());
         assertTrue(m.find(), r.describe());
@@ -269,10 +260,9 @@ class CpuSamplesTest {
     void safepointSamplerIsStillThere(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-safepoint");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,sampler=safepoint,depth=8,cutoff=0,file=cpu.txt")),
                 "InlinedLeaf", "2000");
-        assertEquals(0, r.exit(), r.describe());
         assertFalse(r.err().contains("async sampler"), r.describe());
         long[] m = mixShare(dir, "a");
         // Under load the thread may get a fifth of a core: 20 samples are enough to see it.
@@ -284,10 +274,9 @@ class CpuSamplesTest {
     void virtualThreadsAreSampledWithTheirOwnStacks(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-virtual");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,depth=8,cutoff=0,file=cpu.txt")),
                 "VirtualBusy", "350");
-        assertEquals(0, r.exit(), r.describe());
         assertTrue(r.out().contains("virtual-busy done true true"), r.describe());
         Jvm.assertNoCrash(r);
         Profile p = Profile.read(dir.resolve("cpu.txt"));
@@ -351,10 +340,9 @@ class CpuSamplesTest {
         Path dir = Jvm.workDir("cpu-interval");
         int interval = 50;
         // Rounds are the safepoint sampler's (the async sampler's rate is checked below).
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,sampler=safepoint,thread=y,verbose=y,cutoff=0,interval=" + interval + ",file=cpu.txt")),
                 "CpuBusy", "3000");
-        assertEquals(0, r.exit(), r.describe());
         Matcher m = Pattern.compile("(\\d+) rounds over ([0-9.]+) s \\(([0-9.]+) rounds/s").matcher(r.err());
         assertTrue(m.find(), r.describe());
         double perSecond = Double.parseDouble(m.group(3));
@@ -370,10 +358,9 @@ class CpuSamplesTest {
     void busyNativeCodeCountsButBlockedNativeCodeDoesNot(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-native");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=5,cutoff=0,file=cpu.txt")),
                 "CpuBusy", "3000", "native");
-        assertEquals(0, r.exit(), r.describe());
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         Map<String, Long> byThread = p.byThread();
         long nativeBusy = byThread.getOrDefault("native-busy", 0L);
@@ -395,9 +382,8 @@ class CpuSamplesTest {
     void cutoffLeavesOutSmallRowsButNotTheirSamples(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-cutoff");
-        Jvm.Result r = Jvm.run(jdk, dir, List.of(Jvm.agentpath("cpu=samples,cutoff=0.1,file=cpu.txt")),
+        Jvm.Result r = Jvm.runClean(jdk, dir, List.of(Jvm.agentpath("cpu=samples,cutoff=0.1,file=cpu.txt")),
                 "CpuBusy", "1500");
-        assertEquals(0, r.exit(), r.describe());
         Profile p = Profile.read(dir.resolve("cpu.txt"));
         assertFalse(p.rows().isEmpty(), p.text());
         for (Profile.Row row : p.rows())
@@ -415,11 +401,9 @@ class CpuSamplesTest {
     void manyThreadsStartingAndEndingWhileSamplingEveryMillisecond(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-churn");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,thread=y,interval=1,depth=8,cutoff=0,file=cpu.txt")),
                 "ThreadChurn", "3000");
-        assertEquals(0, r.exit(), r.describe());
-        Jvm.assertNoCrash(r);
         Matcher m = Pattern.compile("churn started (\\d+)").matcher(r.out());
         assertTrue(m.find(), r.describe());
         assertTrue(Long.parseLong(m.group(1)) >= 100, r.describe());
@@ -593,10 +577,9 @@ class CpuSamplesTest {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-binary");
         Path file = dir.resolve("cpu.hprof");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of(Jvm.agentpath("cpu=samples,heap=sites,thread=y,depth=6,format=b,file=" + file)),
                 "CpuBusy", "1500");
-        assertEquals(0, r.exit(), r.describe());
         HprofRead.Report report = HprofRead.check(file);
         assertEquals(0, report.exit(), report.output());
         assertEquals(1, report.count("CPU SAMPLES"), report.output());

@@ -133,6 +133,15 @@ public final class Jvm {
         return exec(cmd, dir, env, 300);
     }
 
+    /** run(), and the JVM exited 0 without a crash report (what most cases check first). */
+    public static Result runClean(Path jdk, Path dir, List<String> jvmArgs, String main, String... args)
+            throws IOException, InterruptedException {
+        Result r = run(jdk, dir, jvmArgs, main, args);
+        Assertions.assertEquals(0, r.exit(), r.describe());
+        assertNoCrash(r);
+        return r;
+    }
+
     public static Result exec(List<String> cmd, Path dir, Map<String, String> env, int timeoutSeconds)
             throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());

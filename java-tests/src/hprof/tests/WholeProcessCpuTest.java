@@ -41,9 +41,7 @@ class WholeProcessCpuTest {
         Path dir = Jvm.workDir(name);
         List<String> args = new java.util.ArrayList<>(vmArgs);
         args.add(Jvm.agentpath("cpu=samples,interval=" + INTERVAL + ",cutoff=0,file=cpu.txt," + options));
-        Jvm.Result r = Jvm.run(jdk, dir, args, program[0], java.util.Arrays.copyOfRange(program, 1, program.length));
-        assertEquals(0, r.exit(), r.describe());
-        Jvm.assertNoCrash(r);
+        Jvm.Result r = Jvm.runClean(jdk, dir, args, program[0], java.util.Arrays.copyOfRange(program, 1, program.length));
         CpuSamplesTest.Profile p = CpuSamplesTest.Profile.read(dir.resolve("cpu.txt"));
         ProcCpu proc = ProcCpu.of(r);
         assertTrue(proc.process() >= 1000, "the program ran too little to judge\n" + r.describe());
@@ -113,10 +111,9 @@ class WholeProcessCpuTest {
     void vmthreadsOffLeavesOnlyJavaThreads(int feature) throws Exception {
         Path jdk = Jvm.jdkOrSkip(feature);
         Path dir = Jvm.workDir("cpu-whole-off");
-        Jvm.Result r = Jvm.run(jdk, dir,
+        Jvm.Result r = Jvm.runClean(jdk, dir,
                 List.of("-Xmx160m", Jvm.agentpath("cpu=samples,vmthreads=n,interval=2,depth=1,cutoff=0,file=cpu.txt")),
                 "GcHeavy", "500", "1500000");
-        assertEquals(0, r.exit(), r.describe());
         CpuSamplesTest.Profile p = CpuSamplesTest.Profile.read(dir.resolve("cpu.txt"));
         assertEquals(0, rowsUnder(p, "[GC]") + rowsUnder(p, "[JIT]") + rowsUnder(p, "[VM]"),
                 "no pseudo-thread rows with vmthreads=n\n" + p.text());
