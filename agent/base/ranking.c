@@ -40,3 +40,16 @@ size_t ranking_sort_and_cut(struct hprof_cost_row *rows, size_t n, uint64_t tota
 {
     return ranking_rank(rows, n, sizeof *rows, by_cost_desc, cost_row_cost, NULL, total, cutoff);
 }
+
+#define RANKING_LABEL_LEN 512
+
+char *ranking_label_rows(struct hprof_cost_row *rows, size_t n,
+                         void (*label)(uint32_t trace_serial, char *buf, size_t len))
+{
+    char *labels = n ? malloc(n * RANKING_LABEL_LEN) : NULL;
+    for (size_t i = 0; i < n && labels; i++) {
+        label(rows[i].trace_serial, labels + i * RANKING_LABEL_LEN, RANKING_LABEL_LEN);
+        rows[i].method = labels + i * RANKING_LABEL_LEN;
+    }
+    return labels;
+}

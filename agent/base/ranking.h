@@ -24,4 +24,10 @@ size_t ranking_rank(void *rows, size_t n, size_t size,
  * stable). */
 size_t ranking_sort_and_cut(struct hprof_cost_row *rows, size_t n, uint64_t total, double cutoff);
 
+/* Names each of rows[0..n) (its method) with label(trace serial, buffer, 512), all in one buffer
+ * the caller frees once the rows are written; NULL when n is 0 or memory ran out (the rows keep
+ * their method). CPU SAMPLES and WALL SAMPLES name a row by its trace's top frame. */
+char *ranking_label_rows(struct hprof_cost_row *rows, size_t n,
+                         void (*label)(uint32_t trace_serial, char *buf, size_t len));
+
 #endif

@@ -15,7 +15,6 @@
 #include "trace_table.h"
 
 /* Longest "class.method" label kept for a row; longer ones are cut. */
-#define LABEL_LEN 512
 
 static bool cpu_samples_enabled(const struct hprof_options *opts)
 {
@@ -110,11 +109,7 @@ static void cpu_samples_dump(const struct dump_request *req)
     uint64_t total = 0;
     size_t n = cpu_profile_snapshot(&rows, &total);
     size_t keep = ranking_sort_and_cut(rows, n, total, req->cutoff);
-    char *labels = keep ? malloc(keep * LABEL_LEN) : NULL;
-    for (size_t i = 0; i < keep && labels; i++) {
-        trace_table_top_label(rows[i].trace_serial, labels + i * LABEL_LEN, LABEL_LEN);
-        rows[i].method = labels + i * LABEL_LEN;
-    }
+    char *labels = ranking_label_rows(rows, keep, trace_table_top_label);
     struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
     struct cpu_section section = {req, {.total = total, .nrows = keep, .rows = rows}};
     emit_section(&refs, write_cpu_section, &section);

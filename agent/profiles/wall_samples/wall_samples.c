@@ -16,7 +16,6 @@
 #include "wall_vthreads.h"
 
 /* Longest "class.method[state]" label kept for a row; longer ones are cut. */
-#define LABEL_LEN 512
 
 static bool binary_output;
 
@@ -105,11 +104,7 @@ static void wall_samples_dump(const struct dump_request *req)
         return;
     }
     size_t keep = ranking_sort_and_cut(rows, n, total, req->cutoff);
-    char *labels = keep ? malloc(keep * LABEL_LEN) : NULL;
-    for (size_t i = 0; i < keep && labels; i++) {
-        row_label(rows[i].trace_serial, labels + i * LABEL_LEN, LABEL_LEN);
-        rows[i].method = labels + i * LABEL_LEN;
-    }
+    char *labels = ranking_label_rows(rows, keep, row_label);
     struct emit_refs refs = {keep, sizeof *rows, keep ? &rows->trace_serial : NULL, NULL, NULL};
     struct hprof_cost_report report = {.total = total, .nrows = keep, .rows = rows};
     emit_section(&refs, write_wall_section, &report);
