@@ -1,7 +1,8 @@
 #!/bin/sh
 # hprof-diff on real runs under the agent (doc/tools.md, "Tests"):
 #  - CPU time judged as counts (tests/diff/DiffFixedWork.java, a fixed amount of work,
-#    cpu=samples at interval=1, about 6 s of CPU a run): the dominant method (55% of the CPU)
+#    cpu=samples at interval=1, about 6 s of CPU a run; each check judged on a second, fresh
+#    pair when the first errs, see below): the dominant method (55% of the CPU)
 #    doing 25% more work is flagged, and only it; a method at 5% doing twice the work is
 #    flagged; every method doing 15% more work is one uniform change, no regression; the
 #    unchanged program beside a CPU hog is no regression; files of different intervals are
@@ -130,39 +131,96 @@ print("FINDING" if u["finding"] else "accepted" if u["accepted"] else "none", "%
         "$tmp/d.json"
 }
 F='DiffFixedWork.main;DiffFixedWork.call'
-# about 6 s of CPU at interval=1: on this loaded machine the agent's timer signals carry about
-# five samples each (doc/tools.md), so the counts scatter about twice as much as Poisson's
-fw fbase 1 200 550 50 50
-fw falpha 1 200 688 50 50
-hd 1 --interval 1 "$tmp/fbase.txt" "$tmp/falpha.txt" &&
-    check "cpu=samples: the dominant method (55%) doing 25% more work flagged, alone" \
-"stack $F;DiffFixedWork.alpha;DiffFixedWork.spin samples
+# about 6 s of CPU at interval=1. The checks on these runs are statistical: the kernel checks a
+# thread's CPU timer at its tick (4 ms on Debian's kernels), so a method of 300 ms gets some 75
+# signals of about four samples each, and its count scatters by 10-15% from run to run although
+# its CPU time does not (measured with the program's own thread CPU clock: within 1%; doc/tools.md).
+# One comparison of two such runs in ten or so errs on some entry. So each check below judges a
+# pair, and when that pair errs, a second, fresh one (a new base run and a new run): it fails
+# only when both err, which a wrong verdict does every time and noise about one time in a
+# hundred. The first pair's error is printed either way.
+# hdq STATUS ARGS...: hprof-diff, quiet; false with $why set when it exits otherwise
+hdq() {
+    want=$1
+    shift
+    "$diff" --json "$tmp/d.json" --text "$tmp/d.txt" "$@" 2>"$tmp/d.err"
+    got=$?
+    why="exited $got, expected $want"
+    [ "$got" = "$want" ]
+}
+# flagged_is EXPECTED: the flagged entries are exactly EXPECTED, else false with $why
+flagged_is() {
+    got=$(flagged)
+    why="flagged [$got], expected [$1]"
+    [ "$got" = "$1" ]
+}
+# the verdicts: BASE NEW (names of runs)
+v_alpha() {
+    hdq 1 --interval 1 "$tmp/$1.txt" "$tmp/$2.txt" &&
+        flagged_is "stack $F;DiffFixedWork.alpha;DiffFixedWork.spin samples
 total DiffFixedWork.alpha samples"
-fw fgamma 1 200 550 100 50
-hd 1 --interval 1 "$tmp/fbase.txt" "$tmp/fgamma.txt" &&
-    check "cpu=samples: a method at 5% doing twice the work flagged, alone" \
-"stack $F;DiffFixedWork.gamma;DiffFixedWork.spin samples
+}
+v_gamma() {
+    hdq 1 --interval 1 "$tmp/$1.txt" "$tmp/$2.txt" &&
+        flagged_is "stack $F;DiffFixedWork.gamma;DiffFixedWork.spin samples
 total DiffFixedWork.gamma samples"
-fw funif 1 200 633 58 58
-if hd 0 --interval 1 "$tmp/fbase.txt" "$tmp/funif.txt"; then
-    check "cpu=samples: every method 15% more work: no regression" ""
+}
+v_none() {
+    hdq 0 --interval 1 "$tmp/$1.txt" "$tmp/$2.txt" && flagged_is ""
+}
+v_uniform() {
+    v_none "$@" || return 1
     u=$(uniform)
-    # the median of ten noisy ratios around 1.15
-    if python3 -c 'import sys; k, f = sys.argv[1].split(); sys.exit(k == "none" or not 1.05 <= float(f) <= 1.30)' "$u"; then
-        ok "cpu=samples: the uniform factor $u (every method x1.15)"
-    else
-        bad "cpu=samples: every method 15% more work: uniform $u, not about 1.15"
+    why="the uniform factor $u, not about 1.15 (the median of ten noisy ratios)"
+    python3 -c 'import sys; k, f = sys.argv[1].split(); sys.exit(k == "none" or not 1.05 <= float(f) <= 1.30)' "$u" ||
+        return 1
+    why="no uniform line in the text"
+    grep -q "UNIFORM\|share a factor" "$tmp/d.txt"
+}
+# fw_beside NAME ARGS...: fw NAME ARGS..., beside a CPU hog when $hog is set
+hog=
+fw_beside() {
+    hogpid=
+    if [ -n "${hog:-}" ]; then
+        sh -c 'while :; do :; done' &
+        hogpid=$!
     fi
-    grep -q "UNIFORM\|share a factor" "$tmp/d.txt" && ok "the text says the run's factor" ||
-        bad "no uniform line: $(cat "$tmp/d.txt")"
-fi
-hogpid=
-sh -c 'while :; do :; done' &
-hogpid=$!
-fw fhog 1 200 550 50 50
-kill $hogpid
-hd 0 --interval 1 "$tmp/fbase.txt" "$tmp/fhog.txt" &&
-    check "cpu=samples: beside a CPU hog: no regression (uniform $(uniform))" ""
+    fw "$@"
+    [ -z "$hogpid" ] || kill $hogpid
+}
+# pair LABEL VERDICT NAME ARGS...: run NAME (fw ARGS), judge it against fbase; if that errs,
+# judge a fresh pair (fbase2, NAME.2)
+pair() {
+    label=$1
+    verdict=$2
+    name=$3
+    shift 3
+    fw_beside "$name" "$@"
+    if $verdict fbase "$name"; then
+        ok "$label"
+        return
+    fi
+    first=$why
+    echo "note: $label: the first pair erred ($first); a second pair"
+    [ -f "$tmp/fbase2.txt" ] || fw fbase2 1 200 550 50 50
+    fw_beside "$name.2" "$@"
+    if $verdict fbase2 "$name.2"; then
+        ok "$label (on a second pair; the first $first)"
+    else
+        cat "$tmp/d.txt" "$tmp/d.err"
+        bad "$label: the first pair $first; the second $why"
+    fi
+}
+fw fbase 1 200 550 50 50
+pair "cpu=samples: the dominant method (55%) doing 25% more work flagged, alone" v_alpha \
+    falpha 1 200 688 50 50
+pair "cpu=samples: a method at 5% doing twice the work flagged, alone" v_gamma \
+    fgamma 1 200 550 100 50
+pair "cpu=samples: every method 15% more work: no regression, one uniform factor" v_uniform \
+    funif 1 200 633 58 58
+hog=1
+pair "cpu=samples: beside a CPU hog: no regression" v_none fhog 1 200 550 50 50
+hog=
 hd 2 --base-interval 1 --new-interval 10 "$tmp/fbase.txt" "$tmp/falpha.txt" &&
     [ "$(wc -l <"$tmp/d.err")" = 1 ] && grep -q "sampled every 1 ms" "$tmp/d.err" &&
     ok "different intervals: exit 2, one line" || bad "different intervals: $(cat "$tmp/d.err")"

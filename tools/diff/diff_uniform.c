@@ -12,8 +12,10 @@
  * from at least five voters: a sampling profiler moves samples between neighbouring stacks,
  * by a number that depends little on the entries' sizes (a few percent of a big entry, tens
  * of percent of a small one), so the scatter is an added variance, the same for every entry:
- * the median over the voters of d^2 / 0.455 minus Poisson's variance, d an entry's change
- * around the median ratio (0.455 is the median of chi-square with one degree of freedom).
+ * the upper quartile over the voters of d^2 / 1.3233 minus Poisson's variance, d an entry's
+ * change around the median ratio (1.3233 is the upper quartile of chi-square with one degree
+ * of freedom). Not the median: the scatter has heavy tails (a few entries of a run move far,
+ * most little), and the median of ten such values is the calm ones' alone.
  * Measured milliseconds are tested as counts of ms too: Poisson's spread is no model of a
  * clock, but it is a floor that keeps a few ms of a small entry from failing a build.
  *
@@ -152,16 +154,18 @@ void diff_uniform_estimate(struct diff_table *t, unsigned m, const bool *chosen)
     free(r);
     if (nv < 2 || !(u->median > 0) || !isfinite(u->median))
         goto out;
-    /* the voters' scatter beyond Poisson's around the median (five voters at least) */
+    /* the voters' scatter beyond Poisson's around the median ratio (five voters at least) */
     if (tested && nv >= 5) {
         double p = u->median / (u->median + c), *x = diff_xmalloc(nv * sizeof *x);
         for (size_t j = 0; j < nv; j++) {
             double a = (double)t->e[vote[j]].base[m], b = (double)t->e[vote[j]].new_[m];
             double d = b - p * (a + b);
-            x[j] = d * d / 0.455 - (a + b) * p * (1 - p);
+            x[j] = d * d / 1.3233 - (a + b) * p * (1 - p);
         }
         qsort(x, nv, sizeof *x, cmp_double);
-        double med = nv % 2 ? x[nv / 2] : (x[nv / 2 - 1] + x[nv / 2]) / 2;
+        double pos = 0.75 * (double)(nv - 1), lo = floor(pos);
+        size_t i0 = (size_t)lo, i1 = i0 + 1 < nv ? i0 + 1 : i0;
+        double med = x[i0] + (pos - lo) * (x[i1] - x[i0]);
         u->scatter = med > 0 ? sqrt(med) / (1 - p) : 0;
         u->spread_known = true;
         free(x);
