@@ -39,18 +39,46 @@ static void put(uint64_t *slots, size_t mask, uint64_t entry)
     }
 }
 
-static bool grow(struct heap_site_map *m)
+/* Entries gathered during the walks, before the table is made. */
+static bool gather(struct heap_site_map *m, uint64_t entry)
 {
-    size_t cap = (m->mask + 1) * 2;
-    uint64_t *slots = calloc(cap, sizeof *slots);
-    if (!slots)
+    if (m->ngathered == m->gathered_cap) {
+        size_t cap = m->gathered_cap ? m->gathered_cap * 2 : FIRST_SLOTS;
+        uint64_t *g = realloc(m->gathered, cap * sizeof *g);
+        if (!g)
+            return false;
+        m->gathered = g;
+        m->gathered_cap = cap;
+    }
+    m->gathered[m->ngathered++] = entry;
+    return true;
+}
+
+/* The table, sized once for the entries gathered: at most half full. Inserts in gathered
+ * order land on buckets in random order, each a cache miss: the bucket of the entry PREFETCH
+ * places ahead is fetched while this one goes in, so the misses overlap. */
+#define PREFETCH 16u
+
+static bool make_table(struct heap_site_map *m)
+{
+    size_t cap = FIRST_SLOTS;
+    while (cap < m->ngathered * 2)
+        cap *= 2;
+    m->slots = calloc(cap, sizeof *m->slots);
+    if (!m->slots)
         return false;
-    for (size_t i = 0; i <= m->mask; i++)
-        if (m->slots[i])
-            put(slots, cap - 1, m->slots[i]);
-    free(m->slots);
-    m->slots = slots;
     m->mask = cap - 1;
+    const uint64_t *g = m->gathered;
+    for (size_t i = 0; i < m->ngathered; i++) {
+        if (i + PREFETCH < m->ngathered)
+            __builtin_prefetch(&m->slots[bucket_of(g[i + PREFETCH] >> SITE_BITS, m->mask) * BUCKET],
+                               1);
+        put(m->slots, m->mask, g[i]);
+    }
+    m->n = m->ngathered;
+    free(m->gathered);
+    m->gathered = NULL;
+    m->ngathered = m->gathered_cap = 0;
     return true;
 }
 
@@ -84,25 +112,13 @@ static void add_object(void *ctx, jlong *tag_ptr, jlong class_tag, jlong size, u
     }
     if (address >= ADDRESS_LIMIT || address == 0)
         return;
-    if ((m->n + 1) * 2 > m->mask + 1 && !grow(m)) {
+    if (!note_site(m, site) || !gather(m, (address >> 3) << SITE_BITS | site))
         m->active = false;
-        return;
-    }
-    if (!note_site(m, site)) {
-        m->active = false;
-        return;
-    }
-    put(m->slots, m->mask, (address >> 3) << SITE_BITS | site);
-    m->n++;
 }
 
 bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req)
 {
     memset(m, 0, sizeof *m);
-    m->slots = calloc(FIRST_SLOTS, sizeof *m->slots);
-    if (!m->slots)
-        return false;
-    m->mask = FIRST_SLOTS - 1;
     m->active = true;
     if (!heap_sites_walk_objects(req, add_object, m, &m->collections) || m->broken) {
         if (m->broken)
@@ -111,7 +127,7 @@ bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req
         heap_site_map_free(m);
         return false;
     }
-    if (!m->active) {
+    if (!m->active || !make_table(m)) {
         log_error("out of memory for the allocation sites of a heap dump; objects carry none");
         heap_site_map_free(m);
         return false;
@@ -141,6 +157,12 @@ uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
     return HPROF_TRACE_SERIAL_NONE;
 }
 
+void heap_site_map_prefetch(const struct heap_site_map *m, uint64_t address)
+{
+    if (m->slots && address < ADDRESS_LIMIT)
+        __builtin_prefetch(&m->slots[bucket_of(address >> 3, m->mask) * BUCKET]);
+}
+
 void heap_site_map_recheck(struct heap_site_map *m)
 {
     m->checked = m->stale = false;
@@ -149,6 +171,7 @@ void heap_site_map_recheck(struct heap_site_map *m)
 void heap_site_map_free(struct heap_site_map *m)
 {
     free(m->slots);
+    free(m->gathered);
     free(m->sites_seen);
     memset(m, 0, sizeof *m);
 }

@@ -24,6 +24,8 @@
 struct heap_site_map {
     uint64_t *slots;
     size_t mask, n;
+    uint64_t *gathered; /* entries from the walks, until the table is made */
+    size_t ngathered, gathered_cap;
     uint8_t *sites_seen; /* by site id: some object of the map is there */
     uint32_t sites_cap;
     uint64_t collections; /* before the walks */
@@ -42,6 +44,9 @@ void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_write
 
 /* The allocation trace of the object at this address (HPROF_TRACE_SERIAL_NONE: not known). */
 uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address);
+
+/* Starts loading the table's line for this address, which heap_site_map_trace will read. */
+void heap_site_map_prefetch(const struct heap_site_map *m, uint64_t address);
 
 /* The collection check again, for another walk. */
 void heap_site_map_recheck(struct heap_site_map *m);
