@@ -9,9 +9,10 @@ and once with HPROF_DUMP_SITES=n (they do not), interleaved, `runs` times each, 
 /dev/shm. For each run: the heap dump section's own time (its summary line, "HPROF: heap dump:
 ... s") and the whole exit dump's wall time (from "HPROF: dumping profile" to "HPROF: dump to
 ... done", read as the lines arrive: heap dump, SITES and the rest), the CPU time the VM
-thread spent over the same span (its /proc schedstat: the heap walks and the records they write
-run there, so this is what the dump costs without the time it waited for a CPU on a loaded
-machine), then the medians.
+thread and the whole process spent over the same span (/proc schedstat of each thread: the
+heap walks and the records they write run on the VM thread, the rest of the dump on the thread
+that asked for it; CPU time leaves out the time the dump waited for a CPU on a loaded machine),
+then the medians.
 """
 import os
 import re
@@ -25,21 +26,26 @@ import time
 
 
 def vm_thread_cpu(pid):
-    """Nanoseconds the process's "VM Thread" has run (None if not found, or it is gone)."""
+    """Nanoseconds the process's "VM Thread" and all its threads have run, as a pair (None if
+    the process is gone or going: a process that has exited but is not reaped yet lists only
+    its main thread)."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return None
+    vm, total = None, 0
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() != "VM Thread":
-                    continue
+                comm = f.read().strip()
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                return int(f.read().split()[0])
+                ns = int(f.read().split()[0])
         except OSError:
             continue
-    return None
+        total += ns
+        if comm == "VM Thread":
+            vm = ns
+    return None if vm is None else (vm, total)
 
 
 class CpuWatch(threading.Thread):
@@ -97,7 +103,8 @@ def run(java, lib, work, mb, sites):
     if (p.returncode != 0 or start is None or end is None or heap is None or cpu_start is None or
             cpu_end is None):
         sys.exit(f"run failed: {cmd}")
-    return heap, end - start, (cpu_end - cpu_start) / 1e9, summary
+    return (heap, end - start, (cpu_end[0] - cpu_start[0]) / 1e9,
+            (cpu_end[1] - cpu_start[1]) / 1e9, summary)
 
 
 def main():
@@ -111,12 +118,13 @@ def main():
         res = {True: [], False: []}
         for r in range(1, runs + 1):
             for sites in (True, False):
-                heap, total, cpu, summary = run(f"{jdk}/bin/java", lib, work, mb, sites)
-                res[sites].append((heap, total, cpu))
+                heap, total, vm, cpu, summary = run(f"{jdk}/bin/java", lib, work, mb, sites)
+                res[sites].append((heap, total, vm, cpu))
                 print(f"run {r} {'sites   ' if sites else 'no sites'}: heap dump {heap:.2f} s, "
-                      f"exit dump {total:.2f} s, VM thread CPU {cpu:.3f} s  ({summary})",
-                      flush=True)
-        for i, what in ((0, "heap dump"), (1, "exit dump"), (2, "exit dump's VM thread CPU")):
+                      f"exit dump {total:.2f} s, CPU {cpu:.3f} s (VM thread {vm:.3f} s)  "
+                      f"({summary})", flush=True)
+        for i, what in ((0, "heap dump"), (1, "exit dump"), (2, "exit dump's VM thread CPU"),
+                        (3, "exit dump's CPU")):
             w = statistics.median(x[i] for x in res[True])
             wo = statistics.median(x[i] for x in res[False])
             print(f"median {what}: with sites {w:.3f} s, without {wo:.3f} s, ratio {w / wo:.3f}")

@@ -82,20 +82,23 @@ static bool make_table(struct heap_site_map *m)
     return true;
 }
 
+/* The site's trace, kept by site id (0: no object of the map is there): a look-up reads it here (a
+ * small array, in the cache) rather than in heap=sites' table. */
 static bool note_site(struct heap_site_map *m, uint32_t site)
 {
     if (site >= m->sites_cap) {
         uint32_t cap = m->sites_cap ? m->sites_cap : 1024;
         while (cap <= site)
             cap *= 2;
-        uint8_t *seen = realloc(m->sites_seen, cap);
-        if (!seen)
+        uint32_t *traces = realloc(m->traces, cap * sizeof *traces);
+        if (!traces)
             return false;
-        memset(seen + m->sites_cap, 0, cap - m->sites_cap);
-        m->sites_seen = seen;
+        memset(traces + m->sites_cap, 0, (cap - m->sites_cap) * sizeof *traces);
+        m->traces = traces;
         m->sites_cap = cap;
     }
-    m->sites_seen[site] = 1;
+    if (m->traces[site] == 0)
+        m->traces[site] = heap_sites_trace_of_site(site);
     return true;
 }
 
@@ -138,8 +141,8 @@ bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w)
 {
     for (uint32_t site = 0; m->active && site < m->sites_cap; site++)
-        if (m->sites_seen[site])
-            emit_trace(w, heap_sites_trace_of_site(site));
+        if (m->traces[site] != 0)
+            emit_trace(w, m->traces[site]);
 }
 
 uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
@@ -153,7 +156,7 @@ uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
     uint64_t word = address >> 3;
     for (size_t i = bucket_of(word, m->mask) * BUCKET; m->slots[i] != 0; i = (i + 1) & m->mask)
         if ((m->slots[i] >> SITE_BITS) == word)
-            return heap_sites_trace_of_site((uint32_t)(m->slots[i] & SITE_MASK));
+            return m->traces[m->slots[i] & SITE_MASK];
     return HPROF_TRACE_SERIAL_NONE;
 }
 
@@ -172,6 +175,6 @@ void heap_site_map_free(struct heap_site_map *m)
 {
     free(m->slots);
     free(m->gathered);
-    free(m->sites_seen);
+    free(m->traces);
     memset(m, 0, sizeof *m);
 }

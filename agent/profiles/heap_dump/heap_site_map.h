@@ -26,7 +26,7 @@ struct heap_site_map {
     size_t mask, n;
     uint64_t *gathered; /* entries from the walks, until the table is made */
     size_t ngathered, gathered_cap;
-    uint8_t *sites_seen; /* by site id: some object of the map is there */
+    uint32_t *traces; /* by site id: its trace; 0 if no object of the map is there */
     uint32_t sites_cap;
     uint64_t collections; /* before the walks */
     bool active;          /* made; false: heap=sites not in exact mode, or out of memory */
