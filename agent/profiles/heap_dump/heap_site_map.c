@@ -65,17 +65,22 @@ static bool gather(struct heap_site_map *m, uint64_t entry)
  * 4 KB pages nearly each one also misses the TLB (perf put the prefetch's samples on it). */
 #define HUGE_PAGE (2u << 20)
 
-static uint64_t *table_alloc(size_t cap)
+/* Mapped, not allocated: fresh pages are zero, so nothing clears the table (a memset of it
+ * cost as much as the inserts), and munmap gives it back at once. */
+static uint64_t *table_alloc(struct heap_site_map *m, size_t cap)
 {
     size_t bytes = cap * sizeof(uint64_t);
-    void *p = NULL;
-    if (bytes < HUGE_PAGE)
-        return calloc(cap, sizeof(uint64_t));
-    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+    size_t len = bytes >= HUGE_PAGE ? bytes + HUGE_PAGE : bytes; /* room to align */
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the table works the same */
-    memset(p, 0, bytes);
-    return p;
+    m->map_base = p;
+    m->map_len = len;
+    if (bytes < HUGE_PAGE)
+        return p;
+    uintptr_t aligned = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    madvise((void *)aligned, bytes, MADV_HUGEPAGE); /* a hint: the table works without it */
+    return (uint64_t *)aligned;
 }
 
 static bool make_table(struct heap_site_map *m)
@@ -83,7 +88,7 @@ static bool make_table(struct heap_site_map *m)
     size_t cap = FIRST_SLOTS;
     while (cap < m->ngathered * 2)
         cap *= 2;
-    m->slots = table_alloc(cap);
+    m->slots = table_alloc(m, cap);
     if (!m->slots)
         return false;
     m->mask = cap - 1;
@@ -192,7 +197,8 @@ void heap_site_map_recheck(struct heap_site_map *m)
 
 void heap_site_map_free(struct heap_site_map *m)
 {
-    free(m->slots);
+    if (m->map_base)
+        munmap(m->map_base, m->map_len);
     free(m->gathered);
     free(m->traces);
     memset(m, 0, sizeof *m);

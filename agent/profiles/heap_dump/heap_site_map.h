@@ -22,7 +22,9 @@
 #include "writer.h"
 
 struct heap_site_map {
-    uint64_t *slots;
+    uint64_t *slots; /* inside the mapping map_base, map_len (heap_site_map.c) */
+    void *map_base;
+    size_t map_len;
     size_t mask, n;
     uint64_t *gathered; /* entries from the walks, until the table is made */
     size_t ngathered, gathered_cap;
