@@ -12,7 +12,10 @@
  * One entry is one word: the address / 8 above, the site id in the low 24 bits (site ids are
  * below 0x800000); an object above 2^43 (8 TiB) is not kept and gets the empty trace. Open
  * addressing in buckets of one cache line per 128-byte block of the heap (heap_site_map.c), at
- * most half full: 16 bytes or less per object counted at a site. */
+ * most half full: 16 bytes or less per object counted at a site. The walks only gather the
+ * entries; the table is made once, at its size, after them; the dump's walk names each
+ * referree ahead of its visit (heap_site_map_prefetch) so that its look-up hits the cache
+ * (doc/heap-dump.md, "Map layout"). */
 #ifndef HPROF_HEAP_SITE_MAP_H
 #define HPROF_HEAP_SITE_MAP_H
 
