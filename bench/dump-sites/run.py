@@ -8,7 +8,11 @@ heap=all,format=b (exact heap=sites), once as is (the heap dump's objects carry 
 and once with HPROF_DUMP_SITES=n (they do not), interleaved, `runs` times each, output in
 /dev/shm. For each run: the heap dump section's own time (its summary line, "HPROF: heap dump:
 ... s") and the whole exit dump's wall time (from "HPROF: dumping profile" to "HPROF: dump to
-... done", read as the lines arrive: heap dump, SITES and the rest), then the medians.
+... done", read as the lines arrive: heap dump, SITES and the rest), the CPU time the VM
+thread and the whole process spent over the same span (/proc schedstat of each thread: the
+heap walks and the records they write run on the VM thread, the rest of the dump on the thread
+that asked for it; CPU time leaves out the time the dump waited for a CPU on a loaded machine),
+then the medians.
 """
 import os
 import re
@@ -17,7 +21,49 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+
+
+def vm_thread_cpu(pid):
+    """Nanoseconds the process's "VM Thread" and all its threads have run, as a pair (None if
+    the process is gone or going: a process that has exited but is not reaped yet lists only
+    its main thread)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    vm, total = None, 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+        except OSError:
+            continue
+        total += ns
+        if comm == "VM Thread":
+            vm = ns
+    return None if vm is None else (vm, total)
+
+
+class CpuWatch(threading.Thread):
+    """Reads the VM thread's CPU time every few ms while the process runs: its "done" line
+    may be read after the process has exited, and the last reading stands in for that moment
+    (the VM thread does little between the two)."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.last, self.stopped = pid, None, False
+
+    def run(self):
+        while not self.stopped:
+            v = vm_thread_cpu(self.pid)
+            if v is None and self.last is not None:
+                return
+            self.last = v if v is not None else self.last
+            time.sleep(0.005)
 
 
 def run(java, lib, work, mb, sites):
@@ -28,24 +74,37 @@ def run(java, lib, work, mb, sites):
            f"-agentpath:{lib}=heap=all,format=b,file={work}/out.hprof", "-cp", work, "MixedHeap",
            str(mb), "0"]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    watch = CpuWatch(p.pid)
+    watch.start()
     start = end = None
+    cpu_start = cpu_end = None
     heap = None
     summary = ""
     for line in p.stderr:
         now = time.monotonic()
         if "HPROF: dumping profile" in line:
             start = now
+            cpu_start = vm_thread_cpu(p.pid)
+            if cpu_start is None:
+                cpu_start = watch.last
         elif re.search(r"HPROF: dump to .* done", line):
             end = now
+            cpu_end = vm_thread_cpu(p.pid)
+            if cpu_end is None:
+                watch.join()
+                cpu_end = watch.last
         m = re.search(r"HPROF: heap dump: \d+ objects .*, ([0-9.]+) s$", line.strip())
         if m:
             heap = float(m.group(1))
             summary = line.strip()
     p.wait()
+    watch.stopped = True
     os.unlink(f"{work}/out.hprof")
-    if p.returncode != 0 or start is None or end is None or heap is None:
+    if (p.returncode != 0 or start is None or end is None or heap is None or cpu_start is None or
+            cpu_end is None):
         sys.exit(f"run failed: {cmd}")
-    return heap, end - start, summary
+    return (heap, end - start, (cpu_end[0] - cpu_start[0]) / 1e9,
+            (cpu_end[1] - cpu_start[1]) / 1e9, summary)
 
 
 def main():
@@ -59,14 +118,16 @@ def main():
         res = {True: [], False: []}
         for r in range(1, runs + 1):
             for sites in (True, False):
-                heap, total, summary = run(f"{jdk}/bin/java", lib, work, mb, sites)
-                res[sites].append((heap, total))
+                heap, total, vm, cpu, summary = run(f"{jdk}/bin/java", lib, work, mb, sites)
+                res[sites].append((heap, total, vm, cpu))
                 print(f"run {r} {'sites   ' if sites else 'no sites'}: heap dump {heap:.2f} s, "
-                      f"exit dump {total:.2f} s  ({summary})", flush=True)
-        for i, what in ((0, "heap dump"), (1, "exit dump")):
+                      f"exit dump {total:.2f} s, CPU {cpu:.3f} s (VM thread {vm:.3f} s)  "
+                      f"({summary})", flush=True)
+        for i, what in ((0, "heap dump"), (1, "exit dump"), (2, "exit dump's VM thread CPU"),
+                        (3, "exit dump's CPU")):
             w = statistics.median(x[i] for x in res[True])
             wo = statistics.median(x[i] for x in res[False])
-            print(f"median {what}: with sites {w:.2f} s, without {wo:.2f} s, ratio {w / wo:.3f}")
+            print(f"median {what}: with sites {w:.3f} s, without {wo:.3f} s, ratio {w / wo:.3f}")
         print("load average:", open("/proc/loadavg").read().split()[:3])
     finally:
         shutil.rmtree(work)

@@ -158,6 +158,11 @@ static uint32_t site_trace_of(void *ctx, uint64_t address)
     return heap_site_map_trace(&((struct dump_ctx *)ctx)->sites, address);
 }
 
+static void site_trace_soon(void *ctx, uint64_t address)
+{
+    heap_site_map_prefetch(&((struct dump_ctx *)ctx)->sites, address);
+}
+
 static bool output_failed(void *ctx)
 {
     return writer_common_failed(((struct dump_ctx *)ctx)->w);
@@ -371,6 +376,7 @@ static void walk_to_writer(jvmtiEnv *denv, enum walk_ids ids, struct dump_ctx *d
                                  write_obj_array,
                                  write_prim_array,
                                  d->sites.active ? site_trace_of : NULL,
+                                 d->sites.active ? site_trace_soon : NULL,
                                  thread_of_tag,
                                  output_failed};
     struct hprof_writer *w = d->w;

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emit.h"
 #include "heap_sites.h"
@@ -39,35 +40,89 @@ static void put(uint64_t *slots, size_t mask, uint64_t entry)
     }
 }
 
-static bool grow(struct heap_site_map *m)
+/* Entries gathered during the walks, before the table is made. */
+static bool gather(struct heap_site_map *m, uint64_t entry)
 {
-    size_t cap = (m->mask + 1) * 2;
-    uint64_t *slots = calloc(cap, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t i = 0; i <= m->mask; i++)
-        if (m->slots[i])
-            put(slots, cap - 1, m->slots[i]);
-    free(m->slots);
-    m->slots = slots;
-    m->mask = cap - 1;
+    if (m->ngathered == m->gathered_cap) {
+        size_t cap = m->gathered_cap ? m->gathered_cap * 2 : FIRST_SLOTS;
+        uint64_t *g = realloc(m->gathered, cap * sizeof *g);
+        if (!g)
+            return false;
+        m->gathered = g;
+        m->gathered_cap = cap;
+    }
+    m->gathered[m->ngathered++] = entry;
     return true;
 }
 
+/* The table, sized once for the entries gathered: at most half full. Inserts in gathered
+ * order land on buckets in random order, each a cache miss: the bucket of the entry PREFETCH
+ * places ahead is fetched while this one goes in, so the misses overlap. */
+#define PREFETCH 16u
+
+/* The table in pages of 2 MB where the kernel has them (transparent huge pages in madvise
+ * mode): look-ups and inserts go to random lines of a table of 16 bytes per object, and with
+ * 4 KB pages nearly each one also misses the TLB (perf put the prefetch's samples on it). */
+#define HUGE_PAGE (2u << 20)
+
+/* Mapped, not allocated: fresh pages are zero, so nothing clears the table (a memset of it
+ * cost as much as the inserts), and munmap gives it back at once. */
+static uint64_t *table_alloc(struct heap_site_map *m, size_t cap)
+{
+    size_t bytes = cap * sizeof(uint64_t);
+    size_t len = bytes >= HUGE_PAGE ? bytes + HUGE_PAGE : bytes; /* room to align */
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    m->map_base = p;
+    m->map_len = len;
+    if (bytes < HUGE_PAGE)
+        return p;
+    uintptr_t aligned = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    madvise((void *)aligned, bytes, MADV_HUGEPAGE); /* a hint: the table works without it */
+    return (uint64_t *)aligned;
+}
+
+static bool make_table(struct heap_site_map *m)
+{
+    size_t cap = FIRST_SLOTS;
+    while (cap < m->ngathered * 2)
+        cap *= 2;
+    m->slots = table_alloc(m, cap);
+    if (!m->slots)
+        return false;
+    m->mask = cap - 1;
+    const uint64_t *g = m->gathered;
+    for (size_t i = 0; i < m->ngathered; i++) {
+        if (i + PREFETCH < m->ngathered)
+            __builtin_prefetch(&m->slots[bucket_of(g[i + PREFETCH] >> SITE_BITS, m->mask) * BUCKET],
+                               1);
+        put(m->slots, m->mask, g[i]);
+    }
+    m->n = m->ngathered;
+    free(m->gathered);
+    m->gathered = NULL;
+    m->ngathered = m->gathered_cap = 0;
+    return true;
+}
+
+/* The site's trace, kept by site id (0: no object of the map is there): a look-up reads it here (a
+ * small array, in the cache) rather than in heap=sites' table. */
 static bool note_site(struct heap_site_map *m, uint32_t site)
 {
     if (site >= m->sites_cap) {
         uint32_t cap = m->sites_cap ? m->sites_cap : 1024;
         while (cap <= site)
             cap *= 2;
-        uint8_t *seen = realloc(m->sites_seen, cap);
-        if (!seen)
+        uint32_t *traces = realloc(m->traces, cap * sizeof *traces);
+        if (!traces)
             return false;
-        memset(seen + m->sites_cap, 0, cap - m->sites_cap);
-        m->sites_seen = seen;
+        memset(traces + m->sites_cap, 0, (cap - m->sites_cap) * sizeof *traces);
+        m->traces = traces;
         m->sites_cap = cap;
     }
-    m->sites_seen[site] = 1;
+    if (m->traces[site] == 0)
+        m->traces[site] = heap_sites_trace_of_site(site);
     return true;
 }
 
@@ -84,25 +139,13 @@ static void add_object(void *ctx, jlong *tag_ptr, jlong class_tag, jlong size, u
     }
     if (address >= ADDRESS_LIMIT || address == 0)
         return;
-    if ((m->n + 1) * 2 > m->mask + 1 && !grow(m)) {
+    if (!note_site(m, site) || !gather(m, (address >> 3) << SITE_BITS | site))
         m->active = false;
-        return;
-    }
-    if (!note_site(m, site)) {
-        m->active = false;
-        return;
-    }
-    put(m->slots, m->mask, (address >> 3) << SITE_BITS | site);
-    m->n++;
 }
 
 bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req)
 {
     memset(m, 0, sizeof *m);
-    m->slots = calloc(FIRST_SLOTS, sizeof *m->slots);
-    if (!m->slots)
-        return false;
-    m->mask = FIRST_SLOTS - 1;
     m->active = true;
     if (!heap_sites_walk_objects(req, add_object, m, &m->collections) || m->broken) {
         if (m->broken)
@@ -111,7 +154,7 @@ bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req
         heap_site_map_free(m);
         return false;
     }
-    if (!m->active) {
+    if (!m->active || !make_table(m)) {
         log_error("out of memory for the allocation sites of a heap dump; objects carry none");
         heap_site_map_free(m);
         return false;
@@ -122,8 +165,8 @@ bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w)
 {
     for (uint32_t site = 0; m->active && site < m->sites_cap; site++)
-        if (m->sites_seen[site])
-            emit_trace(w, heap_sites_trace_of_site(site));
+        if (m->traces[site] != 0)
+            emit_trace(w, m->traces[site]);
 }
 
 uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
@@ -137,8 +180,14 @@ uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address)
     uint64_t word = address >> 3;
     for (size_t i = bucket_of(word, m->mask) * BUCKET; m->slots[i] != 0; i = (i + 1) & m->mask)
         if ((m->slots[i] >> SITE_BITS) == word)
-            return heap_sites_trace_of_site((uint32_t)(m->slots[i] & SITE_MASK));
+            return m->traces[m->slots[i] & SITE_MASK];
     return HPROF_TRACE_SERIAL_NONE;
+}
+
+void heap_site_map_prefetch(const struct heap_site_map *m, uint64_t address)
+{
+    if (m->slots && address < ADDRESS_LIMIT)
+        __builtin_prefetch(&m->slots[bucket_of(address >> 3, m->mask) * BUCKET]);
 }
 
 void heap_site_map_recheck(struct heap_site_map *m)
@@ -148,7 +197,9 @@ void heap_site_map_recheck(struct heap_site_map *m)
 
 void heap_site_map_free(struct heap_site_map *m)
 {
-    free(m->slots);
-    free(m->sites_seen);
+    if (m->map_base)
+        munmap(m->map_base, m->map_len);
+    free(m->gathered);
+    free(m->traces);
     memset(m, 0, sizeof *m);
 }

@@ -12,7 +12,10 @@
  * One entry is one word: the address / 8 above, the site id in the low 24 bits (site ids are
  * below 0x800000); an object above 2^43 (8 TiB) is not kept and gets the empty trace. Open
  * addressing in buckets of one cache line per 128-byte block of the heap (heap_site_map.c), at
- * most half full: 16 bytes or less per object counted at a site. */
+ * most half full: 16 bytes or less per object counted at a site. The walks only gather the
+ * entries; the table is made once, at its size, after them; the dump's walk names each
+ * referree ahead of its visit (heap_site_map_prefetch) so that its look-up hits the cache
+ * (doc/heap-dump.md, "Map layout"). */
 #ifndef HPROF_HEAP_SITE_MAP_H
 #define HPROF_HEAP_SITE_MAP_H
 
@@ -22,9 +25,13 @@
 #include "writer.h"
 
 struct heap_site_map {
-    uint64_t *slots;
+    uint64_t *slots; /* inside the mapping map_base, map_len (heap_site_map.c) */
+    void *map_base;
+    size_t map_len;
     size_t mask, n;
-    uint8_t *sites_seen; /* by site id: some object of the map is there */
+    uint64_t *gathered; /* entries from the walks, until the table is made */
+    size_t ngathered, gathered_cap;
+    uint32_t *traces; /* by site id: its trace; 0 if no object of the map is there */
     uint32_t sites_cap;
     uint64_t collections; /* before the walks */
     bool active;          /* made; false: heap=sites not in exact mode, or out of memory */
@@ -42,6 +49,9 @@ void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_write
 
 /* The allocation trace of the object at this address (HPROF_TRACE_SERIAL_NONE: not known). */
 uint32_t heap_site_map_trace(struct heap_site_map *m, uint64_t address);
+
+/* Starts loading the table's line for this address, which heap_site_map_trace will read. */
+void heap_site_map_prefetch(const struct heap_site_map *m, uint64_t address);
 
 /* The collection check again, for another walk. */
 void heap_site_map_recheck(struct heap_site_map *m);

@@ -380,6 +380,8 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     }
     note_referree(W, class_tag, size, *tag_ptr, length, key, id);
     bool kept = will_write(W, class_tag, *tag_ptr, length);
+    if (kept && addresses(W) && W->out->trace_soon)
+        W->out->trace_soon(W->out->ctx, key);
     if (!referrer_tag_ptr) {
         bool ours = *tag_ptr != 0 &&
                     ((uint64_t)*tag_ptr == W->holder_tag || (uint64_t)*tag_ptr == W->pin_tag);

@@ -64,6 +64,10 @@ struct walk_out {
     /* The allocation trace of the object at this address (WALK_IDS_ADDRESSES only; NULL: the
      * empty trace for every object). */
     uint32_t (*trace_of)(void *ctx, uint64_t address);
+    /* A hint: trace_of will soon be asked about this address (NULL: none). The walk gives it
+     * every referree's address when the reference is reported, before the referree's visit,
+     * so that a look-up's cache miss overlaps the VM's work in between. */
+    void (*trace_soon)(void *ctx, uint64_t address);
     /* Thread serial and trace of a thread's dump-environment tag; false if unknown. */
     bool (*thread_of_tag)(void *ctx, uint64_t tag, uint32_t *serial, uint32_t *trace);
     /* Polled now and then: true stops the walk (the output failed). */

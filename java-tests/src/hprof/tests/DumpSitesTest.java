@@ -8,6 +8,7 @@ import hprof.tests.SitesReport.Dump;
 import hprof.tests.SitesReport.Site;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import org.graalvm.visualvm.lib.jfluid.heap.HeapFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Heap dumps that carry each object's allocation site (issue 30): SitesDump makes known numbers
@@ -37,8 +39,11 @@ class DumpSitesTest {
         Pattern.compile("heap dump: (\\d+) objects \\(.*\\), (\\d+) with an allocation site, "
                         + "(\\d+) without");
 
-    static Jvm.Result run(Path jdk, Path dir, String options) throws Exception {
-        Jvm.Result r = Jvm.runClean(jdk, dir, List.of(Jvm.agentpath(options)), P);
+    static Jvm.Result run(Path jdk, Path dir, String options, String... vmOptions)
+        throws Exception {
+        List<String> args = new ArrayList<>(List.of(vmOptions));
+        args.add(Jvm.agentpath(options));
+        Jvm.Result r = Jvm.runClean(jdk, dir, args, P);
         assertFalse(r.err().contains("HPROF ERROR"), r.describe());
         assertFalse(r.err().contains("HPROF WARNING"), r.describe());
         return r;
@@ -81,8 +86,21 @@ class DumpSitesTest {
     @ParameterizedTest(name = "JDK {0}")
     @MethodSource("hprof.tests.Jvm#jdks")
     void everyObjectOfAKnownSiteCarriesItsTrace(int feature) throws Exception {
-        Path dir = Jvm.workDir("dump-sites");
-        Jvm.Result r = run(Jvm.jdkOrSkip(feature), dir, "heap=all,format=b,depth=12,cutoff=0");
+        checkSites(Jvm.jdkOrSkip(feature), "dump-sites", true);
+    }
+
+    /** The same with the other collectors (G1 above): objects are found by address, and each
+     * collector lays out and walks its heap in its own way. Without VisualVM, to stay cheap. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"-XX:+UseParallelGC", "-XX:+UseSerialGC"})
+    void otherCollectorsToo(String collector) throws Exception {
+        checkSites(Jvm.defaultJdk(), "dump-sites-" + collector.substring(8), false, collector);
+    }
+
+    static void checkSites(Path jdk, String work, boolean visualvm, String... vmOptions)
+        throws Exception {
+        Path dir = Jvm.workDir(work);
+        Jvm.Result r = run(jdk, dir, "heap=all,format=b,depth=12,cutoff=0", vmOptions);
         Path file = dir.resolve("java.hprof");
         HprofRead.Report rep = HprofRead.check(file, "--traces");
         assertEquals(0, rep.exit(), rep.output());
@@ -134,6 +152,8 @@ class DumpSitesTest {
         assertEquals(all - with, Long.parseLong(m.group(3)), r.err());
 
         // VisualVM's reader still reads it.
+        if (!visualvm)
+            return;
         Heap heap = HeapFactory.createHeap(file.toFile(), 0);
         assertEquals(LEAVES, heap.getJavaClassByName(LEAF).getInstancesCount());
         assertEquals(REFLECTED, heap.getJavaClassByName(MADE).getInstancesCount());
