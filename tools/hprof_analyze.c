@@ -132,6 +132,10 @@ int main(int argc, char **argv)
         heap_graph_free(&g);
         return bad ? 2 : 1;
     }
+    if (g.phd) { /* no array contents, field values or allocation sites in a PHD file */
+        ro.waste = false;
+        ro.sites = false;
+    }
     if (progress)
         fprintf(stderr, "dominators and retained sizes...\n");
     struct heap_analysis an;

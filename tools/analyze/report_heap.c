@@ -417,6 +417,8 @@ static int path_to(const struct heap_analysis *a, const struct report_opts *o, s
             heap_find_ref_name(g, recs[i - 1], p[i], via, sizeof via);
         else
             snprintf(via, sizeof via, "%s", i == 1 ? "GC root" : "stack frame");
+        if (g->phd) /* PHD: roots inferred, references without field names */
+            snprintf(via, sizeof via, "%s", i == 1 ? "inferred root" : "reference");
         const char *cells[] = {NUM(n0, i), NUM(n1, a->retained[p[i]]), via,
                                report_node_name(g, p[i], name, sizeof name)};
         rout_row(out, cells);
