@@ -236,12 +236,13 @@ START_TEST(known_graph)
     uint64_t want[][2] = {{D, 24}, {B, 56}, {C, 24}, {A, 128},   {HOLDER, 128},
                           {E, 72}, {F, 24}, {W, 24}, {BYTES, 32}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        ck_assert_msg(an.retained[heap_graph_node(&g, want[i][0])] == want[i][1],
-                      "retained of 0x%llx: %llu, want %llu", (unsigned long long)want[i][0],
-                      (unsigned long long)an.retained[heap_graph_node(&g, want[i][0])],
-                      (unsigned long long)want[i][1]);
+        ck_assert_msg(
+            heap_analysis_retained(&an, heap_graph_node(&g, want[i][0])) == want[i][1],
+            "retained of 0x%llx: %llu, want %llu", (unsigned long long)want[i][0],
+            (unsigned long long)heap_analysis_retained(&an, heap_graph_node(&g, want[i][0])),
+            (unsigned long long)want[i][1]);
     ck_assert_uint_eq(an.idom[heap_graph_node(&g, D)], a); /* the diamond's join */
-    ck_assert_uint_eq(an.retained[1], 72);                 /* thread 1's frames hold E */
+    ck_assert_uint_eq(heap_analysis_retained(&an, 1), 72); /* thread 1's frames hold E */
     /* G (weakly held), the Object[], the int[] and 5 class objects are unreachable */
     ck_assert_uint_eq(an.unreachable_objects, 8);
     ck_assert_uint_eq(an.unreachable_bytes, 24 + 32 + 32);
@@ -299,9 +300,9 @@ START_TEST(ids_in_several_halves)
     ck_assert_uint_eq(heap_graph_node(&g, known[1]), HG_NONE); /* NODE without its high half */
     struct heap_analysis an;
     ck_assert_int_eq(heap_analysis_run(&an, &g), 0);
-    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(A))], 128);
-    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(B))], 56);
-    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(E))], 72);
+    ck_assert_uint_eq(heap_analysis_retained(&an, heap_graph_node(&g, X(A))), 128);
+    ck_assert_uint_eq(heap_analysis_retained(&an, heap_graph_node(&g, X(B))), 56);
+    ck_assert_uint_eq(heap_analysis_retained(&an, heap_graph_node(&g, X(E))), 72);
     ck_assert_uint_eq(an.idom[heap_graph_node(&g, X(D))], heap_graph_node(&g, X(A)));
     check_ids(&g); /* again, through the coarser index the run leaves */
     spread_ids = false;

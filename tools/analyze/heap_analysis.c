@@ -13,13 +13,13 @@
 #include <string.h>
 
 /* Sort k[0..n) by retained size, biggest first (short lists: insertion; else qsort). */
-static const uint64_t *sort_key;
+static const uint32_t *sort_key;
 static int cmp_kid(const void *x, const void *y)
 {
-    uint64_t a = sort_key[*(const uint32_t *)x], b = sort_key[*(const uint32_t *)y];
+    uint32_t a = sort_key[*(const uint32_t *)x], b = sort_key[*(const uint32_t *)y];
     return a < b ? 1 : a > b ? -1 : 0;
 }
-static void sort_kids(uint32_t *k, uint32_t n, const uint64_t *ret)
+static void sort_kids(uint32_t *k, uint32_t n, const uint32_t *ret)
 {
     if (n > 16) {
         sort_key = ret;
@@ -53,7 +53,7 @@ static int class_totals(struct heap_analysis *a)
             a->classes[g->cls[v]].shallow += heap_graph_shallow(g, v);
         }
     for (uint32_t k = 0; k < g->nclasses; k++)
-        a->classes[k].retained = ret[k];
+        a->classes[k].retained = ret[k] << a->ret_shift;
     free(ret);
     return 0;
 }
@@ -103,15 +103,30 @@ int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_a
             a->reachable_bytes += heap_graph_shallow(g, i);
         }
     }
-    /* retained is allocated only now (8 bytes a node less while the dominators run), holds the
-     * shallow sizes first and is summed in place (dominators_retained reads shallow[i] before
-     * it writes retained[i]) */
-    a->retained = malloc((size_t)n * sizeof *a->retained);
-    if (!a->retained)
+    /* the sums are made in 64 bits (allocated only now, 8 bytes a node less while the
+     * dominators run; they hold the shallow sizes first and are summed in place:
+     * dominators_retained reads shallow[i] before it writes retained[i]), then kept in 32 bits,
+     * in units of 8 bytes (4 bytes a node less at the report's peak) */
+    uint64_t *ret = malloc((size_t)n * sizeof *ret);
+    if (!ret)
         return unspill(sp, g), -1;
     for (uint32_t i = 0; i < n; i++)
-        a->retained[i] = heap_graph_shallow(g, i);
-    dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
+        ret[i] = heap_graph_shallow(g, i);
+    dominators_retained(n, a->idom, a->order, a->reached, ret, ret);
+    a->ret_shift = 3;
+    while (ret[0] >> a->ret_shift > UINT32_MAX) /* node 0 retains the whole reachable heap */
+        a->ret_shift++;
+    /* narrowed in place, front to back (the 4 bytes of entry i overlap only entries <= i, read
+     * already), then the buffer shrinks to half */
+    unsigned char *buf = (unsigned char *)ret;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v;
+        memcpy(&v, buf + 8 * (size_t)i, 8);
+        uint32_t w = (uint32_t)(v >> a->ret_shift);
+        memcpy(buf + 4 * (size_t)i, &w, 4);
+    }
+    uint32_t *half = realloc(buf, (size_t)n * sizeof *a->retained + 1);
+    a->retained = half ? half : (uint32_t *)buf;
     rss_trace("retained sizes");
     int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
     free(a->order);
@@ -147,7 +162,7 @@ size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32
 {
     /* a min-heap of the k biggest seen so far */
     size_t n = 0;
-    const uint64_t *r = a->retained;
+    const uint32_t *r = a->retained;
     for (uint32_t v = a->g->first_obj; v < a->g->n; v++) {
         if (a->idom[v] == HG_NONE || !k)
             continue;

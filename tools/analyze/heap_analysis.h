@@ -20,11 +20,21 @@ struct heap_analysis {
     uint32_t *order;      /* freed once the children are built */
     uint32_t *bfs_parent; /* the shortest-path tree from the virtual root (BFS) */
     uint32_t reached;
-    uint64_t *retained;
+    /* retained sizes in units of 2^ret_shift bytes: 32 bits a node; ret_shift is 3 (exact: the
+     * size model aligns every object to 8) unless the reachable heap is 32 GiB or more, when
+     * it grows until the root's retained size fits (sizes then rounded down to that unit) */
+    uint32_t *retained;
+    unsigned ret_shift;
     struct domtree tree;         /* dominator tree children, biggest retained first (domtree.h) */
     struct class_total *classes; /* reachable instances, per class index */
     uint64_t reachable_objects, reachable_bytes, unreachable_objects, unreachable_bytes;
 };
+
+/* The retained size of node v in bytes. */
+static inline uint64_t heap_analysis_retained(const struct heap_analysis *a, uint32_t v)
+{
+    return (uint64_t)a->retained[v] << a->ret_shift;
+}
 
 /* Returns 0 or -1 (out of memory). */
 int heap_analysis_run(struct heap_analysis *a, struct heap_graph *g);
