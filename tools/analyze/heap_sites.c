@@ -262,7 +262,7 @@ int heap_sites_build(struct heap_sites *s, const struct heap_analysis *a)
         uint32_t k = s->site[v];
         if (k && a->idom[v] != HG_NONE) {
             s->s[k].count++;
-            s->s[k].shallow += heap_graph_shallow(g, v);
+            s->s[k].shallow += heap_analysis_shallow(a, v);
         }
     }
     for (uint32_t k = 1; k < s->ns; k++)

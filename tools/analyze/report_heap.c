@@ -123,7 +123,7 @@ static void objects(const struct heap_analysis *a, const struct report_opts *o, 
         char id[24], n1[24], n2[24], pct[16], name[512];
         snprintf(pct, sizeof pct, "%.2f", share(a, heap_analysis_retained(a, top[i])));
         snprintf(id, sizeof id, "0x%" PRIx64, heap_graph_id(a->g, top[i]));
-        const char *cells[] = {id, NUM(n1, heap_graph_shallow(a->g, top[i])),
+        const char *cells[] = {id, NUM(n1, heap_analysis_shallow(a, top[i])),
                                NUM(n2, heap_analysis_retained(a, top[i])), pct,
                                report_node_name(a->g, top[i], name, sizeof name)};
         rout_row(out, cells);
@@ -160,7 +160,7 @@ static void tree(const struct heap_analysis *a, const struct report_opts *o, str
         snprintf(pct, sizeof pct, "%.2f", share(a, heap_analysis_retained(a, c)));
         snprintf(ind, sizeof ind, "%*s%s", out->fmt == ROUT_JSON ? 0 : 2 * (int)(sp - 1), "",
                  report_node_name(a->g, c, name, sizeof name));
-        const char *cells[] = {d, NUM(n1, heap_graph_shallow(a->g, c)),
+        const char *cells[] = {d, NUM(n1, heap_analysis_shallow(a, c)),
                                NUM(n2, heap_analysis_retained(a, c)), pct, ind};
         rout_row(out, cells);
         st_node[sp] = c;
@@ -370,9 +370,10 @@ static int threads(const struct heap_analysis *a, const struct report_opts *o, s
             heap_find_string(g, srec[k], arec[k], name, sizeof name);
             k++;
         }
-        const char *cells[] = {NUM(n0, g->threads[t].serial),
-                               NUM(n1, heap_analysis_retained(a, 1 + t)),
-                               NUM(n2, obj == HG_NONE ? 0 : heap_analysis_retained(a, obj)), name};
+        const char *cells[] = {
+            NUM(n0, g->threads[t].serial), NUM(n1, heap_analysis_retained(a, 1 + t)),
+            NUM(n2, obj == HG_NONE || a->idom[obj] == HG_NONE ? 0 : heap_analysis_retained(a, obj)),
+            name};
         rout_row(out, cells);
     }
     rout_section_end(out);
