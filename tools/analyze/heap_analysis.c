@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+uint64_t heap_analysis_narrow_limit = (uint64_t)UINT32_MAX << 3 | 7;
+
 /* Sort k[0..n) by retained size, biggest first (short lists: insertion; else qsort). */
 static const uint32_t *sort_key;
 static int cmp_kid(const void *x, const void *y)
@@ -142,7 +144,7 @@ int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_a
      * shallow size) and no other array is needed; heap_analysis_shallow derives the shallow
      * sizes from then on */
     a->ret_shift = 3;
-    if (a->reachable_bytes >> 3 <= UINT32_MAX) {
+    if (a->reachable_bytes <= heap_analysis_narrow_limit) {
         a->retained = g->shallow8;
         g->shallow8 = NULL;
         for (uint32_t i = a->reached; i-- > 1;) {

@@ -30,6 +30,10 @@ struct heap_analysis {
     uint64_t reachable_objects, reachable_bytes, unreachable_objects, unreachable_bytes;
 };
 
+/* Reachable heaps up to this many bytes (default: 32 GiB - 1) have their retained sizes summed in
+ * place in 32 bits; bigger ones take the 64-bit path. A variable so that tests run both. */
+extern uint64_t heap_analysis_narrow_limit;
+
 /* The retained size of node v in bytes. */
 static inline uint64_t heap_analysis_retained(const struct heap_analysis *a, uint32_t v)
 {
