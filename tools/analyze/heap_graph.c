@@ -479,17 +479,17 @@ oom:
 
 void heap_graph_coarsen_index(struct heap_graph *g)
 {
-    /* bucket b of the coarser index starts where bucket 4b of the finer one did (or, past the
+    /* bucket b of the coarser index starts where bucket 16b of the finer one did (or, past the
      * segment's last finer bucket, at the segment's end), so it is computed in place */
     uint64_t nb = 0;
     for (uint32_t s = 0; s < g->nsegs; s++) {
         struct hg_seg *sg = &g->segs[s];
-        uint64_t fine = sg->nbuckets, coarse = ((fine - 1) >> 2) + 1;
+        uint64_t fine = sg->nbuckets, coarse = ((fine - 1) >> 4) + 1;
         for (uint64_t b = 0; b <= coarse; b++)
-            g->bucket[nb + b] = g->bucket[sg->bucket0 + (4 * b < fine ? 4 * b : fine)];
+            g->bucket[nb + b] = g->bucket[sg->bucket0 + (16 * b < fine ? 16 * b : fine)];
         sg->bucket0 = nb;
         sg->nbuckets = coarse;
-        sg->shift += 2;
+        sg->shift += 4;
         nb += coarse + 1;
     }
     g->nbuckets = nb;

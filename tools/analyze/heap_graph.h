@@ -108,8 +108,9 @@ void heap_graph_free(struct heap_graph *g);
 /* Free the references (off, adj) once nothing walks them any more (heap_analysis_run). */
 void heap_graph_drop_edges(struct heap_graph *g);
 
-/* A bucket index 4 times coarser (half a byte an object instead of two; each lookup then takes
- * two more steps of binary search): for after the graph is built, when lookups are few. */
+/* A bucket index 16 times coarser (an eighth of a byte an object instead of two; each lookup
+ * then takes four more steps of binary search): for after the graph is built, when lookups are
+ * few. */
 void heap_graph_coarsen_index(struct heap_graph *g);
 
 /* The node of an object id, HG_NONE if the dump has no such object. */
