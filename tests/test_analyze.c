@@ -236,12 +236,13 @@ START_TEST(known_graph)
     uint64_t want[][2] = {{D, 24}, {B, 56}, {C, 24}, {A, 128},   {HOLDER, 128},
                           {E, 72}, {F, 24}, {W, 24}, {BYTES, 32}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        ck_assert_msg(an.retained[heap_graph_node(&g, want[i][0])] == want[i][1],
-                      "retained of 0x%llx: %llu, want %llu", (unsigned long long)want[i][0],
-                      (unsigned long long)an.retained[heap_graph_node(&g, want[i][0])],
-                      (unsigned long long)want[i][1]);
+        ck_assert_msg(
+            heap_analysis_retained(&an, heap_graph_node(&g, want[i][0])) == want[i][1],
+            "retained of 0x%llx: %llu, want %llu", (unsigned long long)want[i][0],
+            (unsigned long long)heap_analysis_retained(&an, heap_graph_node(&g, want[i][0])),
+            (unsigned long long)want[i][1]);
     ck_assert_uint_eq(an.idom[heap_graph_node(&g, D)], a); /* the diamond's join */
-    ck_assert_uint_eq(an.retained[1], 72);                 /* thread 1's frames hold E */
+    ck_assert_uint_eq(heap_analysis_retained(&an, 1), 72); /* thread 1's frames hold E */
     /* G (weakly held), the Object[], the int[] and 5 class objects are unreachable */
     ck_assert_uint_eq(an.unreachable_objects, 8);
     ck_assert_uint_eq(an.unreachable_bytes, 24 + 32 + 32);
@@ -254,6 +255,32 @@ START_TEST(known_graph)
     ck_assert_int_eq(len, 5); /* root, Holder, A, B or C, D */
     ck_assert_uint_eq(p[1], heap_graph_node(&g, HOLDER));
     free(p);
+    /* shallow sizes derived from the retained sizes (reachable: less the children's;
+     * unreachable: kept), equal to the graph's; and the 64-bit path (heaps of 32 GiB and more)
+     * gives the same retained and shallow sizes */
+    ck_assert_ptr_null(g.shallow8);
+    ck_assert_uint_eq(heap_analysis_shallow(&an, a), 24);
+    ck_assert_uint_eq(heap_analysis_shallow(&an, heap_graph_node(&g, BYTES)), 32);
+    ck_assert_uint_eq(heap_analysis_shallow(&an, heap_graph_node(&g, ARR)), 32); /* unreachable */
+    ck_assert_uint_eq(heap_analysis_shallow(&an, heap_graph_node(&g, G)), 24);   /* unreachable */
+    ck_assert_uint_eq(heap_analysis_shallow(&an, 0), 0);
+    struct heap_graph g2;
+    ck_assert_int_eq(heap_graph_load(&g2, path, 0, 4, false, err, sizeof err, &bad), 0);
+    uint64_t limit = heap_analysis_narrow_limit;
+    heap_analysis_narrow_limit = 0;
+    struct heap_analysis an2;
+    ck_assert_int_eq(heap_analysis_run(&an2, &g2), 0);
+    heap_analysis_narrow_limit = limit;
+    ck_assert_ptr_nonnull(g2.shallow8);
+    ck_assert_uint_eq(an2.ret_shift, 3);
+    ck_assert_uint_eq(g2.n, g.n);
+    for (uint32_t v = 0; v < g.n; v++) {
+        ck_assert_uint_eq(heap_analysis_retained(&an2, v), heap_analysis_retained(&an, v));
+        ck_assert_uint_eq(heap_analysis_shallow(&an2, v), heap_analysis_shallow(&an, v));
+        ck_assert_uint_eq(heap_graph_shallow(&g2, v), heap_analysis_shallow(&an, v));
+    }
+    heap_analysis_free(&an2);
+    heap_graph_free(&g2);
     heap_analysis_free(&an);
     heap_graph_free(&g);
     scratch_dir_remove();
@@ -299,9 +326,9 @@ START_TEST(ids_in_several_halves)
     ck_assert_uint_eq(heap_graph_node(&g, known[1]), HG_NONE); /* NODE without its high half */
     struct heap_analysis an;
     ck_assert_int_eq(heap_analysis_run(&an, &g), 0);
-    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(A))], 128);
-    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(B))], 56);
-    ck_assert_uint_eq(an.retained[heap_graph_node(&g, X(E))], 72);
+    ck_assert_uint_eq(heap_analysis_retained(&an, heap_graph_node(&g, X(A))), 128);
+    ck_assert_uint_eq(heap_analysis_retained(&an, heap_graph_node(&g, X(B))), 56);
+    ck_assert_uint_eq(heap_analysis_retained(&an, heap_graph_node(&g, X(E))), 72);
     ck_assert_uint_eq(an.idom[heap_graph_node(&g, X(D))], heap_graph_node(&g, X(A)));
     check_ids(&g); /* again, through the coarser index the run leaves */
     spread_ids = false;

@@ -1,5 +1,6 @@
 /*
- * hprof-analyze: one heap dump (HPROF from this agent or HotSpot, plain or gzip) as an object
+ * hprof-analyze: one heap dump (HPROF from this agent or HotSpot, plain or gzip, or an OpenJ9
+ * PHD dump, roots inferred) as an object
  * graph: retained sizes, classes and objects by retained size, the dominator tree, leak suspects
  * with their accumulation point and path, per-thread stack memory, a path from the GC roots.
  * See doc/heap-analysis.md. Exit: 0 done, 1 usage, I/O or memory error, 2 bad input.
@@ -17,6 +18,8 @@
 
 static const char usage[] =
     "usage: hprof-analyze [options] FILE\n"
+    "  FILE: an HPROF heap dump (plain or gzip) or an OpenJ9 PHD dump (roots inferred;\n"
+    "        no duplicate arrays, collections or sites: PHD holds no values)\n"
     "  --format=text|markdown|json|html  output format (default text); html: one\n"
     "                                self-contained page, the dominator tree opening by level\n"
     "  --dump=N                      the N-th heap dump of the file (default 1)\n"
@@ -131,6 +134,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "hprof-analyze: %s: %s\n", file, err);
         heap_graph_free(&g);
         return bad ? 2 : 1;
+    }
+    if (g.phd) { /* no array contents, field values or allocation sites in a PHD file */
+        ro.waste = false;
+        ro.sites = false;
     }
     if (progress)
         fprintf(stderr, "dominators and retained sizes...\n");

@@ -17,6 +17,10 @@ with 1,000 and 11,000 leaked entries, dumped by the agent (heap=dump,format=b) a
     the suspect's accumulated site; hprof-diff's verdict names the holder and that line, and
     only the entries and their payloads grow by thousands per site (text and JSON);
   - the 2nd dump of a file holding two; bad input: one line with an offset, exit 2;
+  - a PHD dump (format=phd) of the same program: objects, bytes and references as phd-read
+    counts them, everything reached from the inferred roots, the Entry class's retained size
+    and the leak's accumulation point (an Object[] under class LeakApp$Registry) as in the
+    HPROF analysis; a cut PHD file: one line with an offset, exit 2;
   - --format=html in headless chromium: one level shown, seven opened by "#open=7".
 Ends with "SUITE analyze-java: N passed, N failed".
 """
@@ -128,6 +132,54 @@ try:
             check(equal >= 90, f"{name}: only {equal} of VisualVM's 100 biggest retainers equal")
             check(all(g[2] is not None and abs(int(g[1]) - g[2]) <= 0.02 * int(g[1]) + 16384
                       for g in gaps), f"{name}: retained sizes far from VisualVM's: {gaps}")
+
+    # PHD (format=phd) of the same program: roots inferred, no field names (doc/heap-analysis.md,
+    # "PHD dumps"); object counts against phd-read, the leak against the HPROF analysis
+    phd = os.path.join(work, "leak11000.phd")
+    r = run([java, f"-agentpath:{AGENT}=format=phd,file={phd}", "-cp", work, "LeakApp", "11000",
+             "500"])
+    check(r.returncode == 0 and os.path.exists(phd), f"agent run phd: {r.stderr[-500:]}")
+    rep = analyze(phd, "--top=1000", "--path=LeakApp$Entry")
+    hrep = analyze(dumps["agent11000"], "--top=1000", "--no-waste", "--no-sites")
+    if rep and hrep:
+        s = rep["summary"]
+        rd = run([os.path.join(os.path.dirname(READ), "phd-read"), "--json", phd])
+        try:
+            d = json.loads(rd.stdout)
+            check(s["objects"] == d["records"] and s["reachable_bytes"] == d["heap_bytes"] and
+                  s["references"] == d["references"],
+                  f"phd: {s['objects']} objects, {s['reachable_bytes']} bytes, "
+                  f"{s['references']} references; phd-read {d['records']}, {d['heap_bytes']}, "
+                  f"{d['references']}")
+        except (ValueError, KeyError) as e:
+            check(False, f"phd: phd-read --json: {e} {rd.stderr[:300]}")
+        check(s["unreachable_objects"] == 0 and s["threads"] == 0 and s["gc_roots"] > 0,
+              f"phd: every object reached from inferred roots: {s}")
+        pc = {c["class"]: c for c in rep["classes"]}
+        hc = {c["class"]: c for c in hrep["classes"]}
+        e_p, e_h = pc.get("LeakApp$Entry", {}), hc.get("LeakApp$Entry", {})
+        check(e_p.get("instances") == 11000 == e_h.get("instances") and
+              e_p.get("retained_bytes") == e_h.get("retained_bytes") == 11000 * 56,
+              f"phd: LeakApp$Entry {e_p}, hprof {e_h}")
+        # the leak: HPROF's suspect whose path holds Registry.ENTRIES; PHD's held by the class
+        hs = [x for x in hrep["suspects"] if x["kind"] == "object" and "static ENTRIES" in x["path"]]
+        ps = [x for x in rep["suspects"] if x["kind"] == "object" and
+              x["suspect"] == "class LeakApp$Registry"]
+        check(len(hs) == 1 and len(ps) == 1 and
+              ps[0]["accumulation_point"].startswith("java.lang.Object[]@") and
+              hs[0]["accumulation_point"].startswith("java.lang.Object[]@") and
+              ps[0]["accumulated_bytes"] == hs[0]["accumulated_bytes"] >= 11000 * 60,
+              f"phd: suspects {ps}, hprof {hs}")
+        steps = [(st["via"], st["object"].split("@")[0]) for st in rep.get("path", [])]
+        check(steps == [("inferred root", "class LeakApp$Registry"),
+                        ("reference", "java.util.ArrayList"), ("reference", "java.lang.Object[]"),
+                        ("reference", "LeakApp$Entry")], f"phd: path to an Entry: {steps}")
+    cut = os.path.join(work, "cut.phd")
+    with open(phd, "rb") as f_in, open(cut, "wb") as f_out:
+        f_out.write(f_in.read(os.path.getsize(phd) // 2))
+    r = run([ANALYZE, "-q", cut])
+    check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1 and
+          "offset" in r.stderr, f"truncated phd: exit {r.returncode}, {r.stderr!r}")
 
     # the HTML page: self-contained, its tree opens level by level (headless chromium)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -24,7 +24,7 @@ static int before(uint64_t ka, uint32_t a, uint64_t kb, uint32_t b)
     return ka > kb || (ka == kb && a < b);
 }
 
-static void insertion_sort(uint32_t *list, uint32_t k, const uint64_t *retained)
+static void insertion_sort(uint32_t *list, uint32_t k, const uint32_t *retained)
 {
     for (uint32_t i = 1; i < k; i++) {
         uint32_t x = list[i], j = i;
@@ -52,7 +52,7 @@ static void sift_down(struct keyed *a, uint64_t i, uint64_t k)
     a[i] = x;
 }
 
-static void heap_sort(uint32_t *list, uint64_t k, const uint64_t *retained, struct keyed *tmp)
+static void heap_sort(uint32_t *list, uint64_t k, const uint32_t *retained, struct keyed *tmp)
 {
     for (uint64_t i = 0; i < k; i++)
         tmp[i] = (struct keyed){retained[list[i]], list[i]};
@@ -73,18 +73,18 @@ static void heap_sort(uint32_t *list, uint64_t k, const uint64_t *retained, stru
  * indexes move (tmp holds k of them); each pass reads retained[] at random, but those reads do
  * not depend on each other, so they overlap. Digits that all keys share are skipped (sizes rarely
  * use more than 32 bits). */
-static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, uint32_t *tmp)
+static int radix_sort(uint32_t *list, uint64_t k, const uint32_t *retained, uint32_t *tmp)
 {
     uint32_t(*count)[65536] = calloc(4, sizeof *count);
     if (!count)
         return -1;
     for (uint64_t i = 0; i < k; i++) {
-        uint64_t key = ~retained[list[i]];
+        uint64_t key = ~(uint64_t)retained[list[i]];
         for (int d = 0; d < 4; d++)
             count[d][key >> (16 * d) & 0xffff]++;
     }
     uint32_t *src = list, *dst = tmp;
-    uint64_t first = ~retained[list[0]];
+    uint64_t first = ~(uint64_t)retained[list[0]];
     for (int d = 0; d < 4; d++) {
         if (count[d][first >> (16 * d) & 0xffff] == k)
             continue;
@@ -95,7 +95,7 @@ static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, uint
             sum += c;
         }
         for (uint64_t i = 0; i < k; i++)
-            dst[count[d][~retained[src[i]] >> (16 * d) & 0xffff]++] = src[i];
+            dst[count[d][~(uint64_t)retained[src[i]] >> (16 * d) & 0xffff]++] = src[i];
         uint32_t *swap = src;
         src = dst;
         dst = swap;
@@ -106,7 +106,7 @@ static int radix_sort(uint32_t *list, uint64_t k, const uint64_t *retained, uint
     return 0;
 }
 
-int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained)
+int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint32_t *retained)
 {
     *t = (struct domtree){0};
     uint32_t *off = calloc((size_t)n + 1, sizeof *off);
@@ -165,7 +165,7 @@ void domtree_free(struct domtree *t)
     *t = (struct domtree){0};
 }
 
-uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *retained, uint32_t v,
+uint32_t domtree_accumulation_point(const struct domtree *t, const uint32_t *retained, uint32_t v,
                                     double share)
 {
     while (t->child_off[v] < t->child_off[v + 1] && retained[v] > 0) {
@@ -183,7 +183,7 @@ struct walk_level {
     uint64_t next;
 };
 
-int domtree_group_retained(const struct domtree *t, const uint64_t *retained, const uint32_t *group,
+int domtree_group_retained(const struct domtree *t, const uint32_t *retained, const uint32_t *group,
                            uint32_t groups, uint64_t *out)
 {
     uint32_t *open = calloc(groups ? groups : 1, sizeof *open);

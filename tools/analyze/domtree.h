@@ -16,11 +16,14 @@ struct domtree {
     uint32_t *child;
 };
 
+/* Retained sizes are 32-bit, in any unit (heap_analysis: units of 8 bytes, the size model's
+ * alignment); group sums are in the same unit. */
+
 /* Builds t from idom (UINT32_MAX: unreachable) and retained. Returns 0, or -1 on out of memory
  * (t is then empty and domtree_free may still be called). Keeps 4 bytes per node and 4 per
  * reachable node; while sorting, also 16 bytes per child of the node with most children (4 when
  * it has more than 65,536) and 1 MiB. */
-int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint64_t *retained);
+int domtree_build(struct domtree *t, uint32_t n, const uint32_t *idom, const uint32_t *retained);
 void domtree_free(struct domtree *t);
 
 /* Number of children of v, and a pointer to the first (biggest retainer). */
@@ -33,7 +36,7 @@ static inline uint32_t domtree_children(const struct domtree *t, uint32_t v, con
 /* The accumulation point below node v: descend to the child holding the largest retained size
  * while that child holds at least `share` (e.g. 0.8) of its parent's retained size; returns the
  * last node reached (v itself if no child qualifies, or if v retains nothing). */
-uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *retained, uint32_t v,
+uint32_t domtree_accumulation_point(const struct domtree *t, const uint32_t *retained, uint32_t v,
                                     double share);
 
 /* Retained sizes of groups of nodes (the instances of each class, say): out[g] = the sum of
@@ -43,7 +46,7 @@ uint32_t domtree_accumulation_point(const struct domtree *t, const uint64_t *ret
  * counted. group[v] = UINT32_MAX puts v in no group; out has `groups` entries. Walks the tree
  * with an explicit stack (16 bytes per level of the deepest path) and 4 bytes per group.
  * Returns 0, or -1 on out of memory. */
-int domtree_group_retained(const struct domtree *t, const uint64_t *retained, const uint32_t *group,
+int domtree_group_retained(const struct domtree *t, const uint32_t *retained, const uint32_t *group,
                            uint32_t groups, uint64_t *out);
 
 #endif

@@ -12,14 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+uint64_t heap_analysis_narrow_limit = (uint64_t)UINT32_MAX << 3 | 7;
+
 /* Sort k[0..n) by retained size, biggest first (short lists: insertion; else qsort). */
-static const uint64_t *sort_key;
+static const uint32_t *sort_key;
 static int cmp_kid(const void *x, const void *y)
 {
-    uint64_t a = sort_key[*(const uint32_t *)x], b = sort_key[*(const uint32_t *)y];
+    uint32_t a = sort_key[*(const uint32_t *)x], b = sort_key[*(const uint32_t *)y];
     return a < b ? 1 : a > b ? -1 : 0;
 }
-static void sort_kids(uint32_t *k, uint32_t n, const uint64_t *ret)
+static void sort_kids(uint32_t *k, uint32_t n, const uint32_t *ret)
 {
     if (n > 16) {
         sort_key = ret;
@@ -50,15 +52,46 @@ static int class_totals(struct heap_analysis *a)
     for (uint32_t v = g->first_obj; v < g->n; v++)
         if (a->idom[v] != HG_NONE && g->cls[v] != HG_NONE) {
             a->classes[g->cls[v]].count++;
-            a->classes[g->cls[v]].shallow += heap_graph_shallow(g, v);
+            a->classes[g->cls[v]].shallow += heap_analysis_shallow(a, v);
         }
     for (uint32_t k = 0; k < g->nclasses; k++)
-        a->classes[k].retained = ret[k];
+        a->classes[k].retained = ret[k] << a->ret_shift;
     free(ret);
     return 0;
 }
 
 static int bfs(struct heap_analysis *a, uint32_t *queue);
+
+/* 32 GiB reachable or more: the sums are made in 64 bits (dominators_retained reads shallow[i]
+ * before it writes retained[i], so in place), then narrowed to the coarsest unit that fits,
+ * front to back in the same buffer (the 4 bytes of entry i overlap only entries <= i, read
+ * already), which then shrinks to half; the shallow sizes are kept (exact). */
+static int retained_wide(struct heap_analysis *a)
+{
+    const struct heap_graph *g = a->g;
+    uint32_t n = g->n;
+    uint64_t *ret = malloc((size_t)n * sizeof *ret);
+    if (!ret)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        ret[i] = heap_graph_shallow(g, i);
+    dominators_retained(n, a->idom, a->order, a->reached, ret, ret);
+    for (uint32_t i = 0; i < n; i++) /* an unreachable node's "retained" is its shallow size */
+        if (a->idom[i] == HG_NONE)
+            ret[i] = heap_graph_shallow(g, i);
+    while (ret[0] >> a->ret_shift > UINT32_MAX) /* node 0 retains the whole reachable heap */
+        a->ret_shift++;
+    unsigned char *buf = (unsigned char *)ret;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v;
+        memcpy(&v, buf + 8 * (size_t)i, 8);
+        uint32_t w = (uint32_t)(v >> a->ret_shift);
+        memcpy(buf + 4 * (size_t)i, &w, 4);
+    }
+    uint32_t *half = realloc(buf, (size_t)n * sizeof *a->retained + 1);
+    a->retained = half ? half : (uint32_t *)buf;
+    return 0;
+}
 
 /* Read back what array_spill_out parked. */
 static int unspill(struct array_spill sp[2], struct heap_graph *g)
@@ -87,11 +120,13 @@ int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_a
      * disk until the references are freed (the shortest-path tree does not read them either);
      * the bucket index and the shallow sizes stay, the dominators' peak being below the
      * report's (doc/heap-analysis.md, "Memory") */
-    struct array_spill sp[2];
+    struct array_spill sp[3];
     array_spill_out(&sp[0], (void **)&g->ids32, g->nobjects * sizeof *g->ids32);
     array_spill_out(&sp[1], (void **)&g->cls, (size_t)n * sizeof *g->cls);
+    array_spill_out(&sp[2], (void **)&g->shallow8, (size_t)n * sizeof *g->shallow8);
     struct csr_graph cg = {n, g->off, g->adj};
-    if (dominators_compute(&cg, a->idom, a->order, &a->reached) < 0)
+    int drc = dominators_compute(&cg, a->idom, a->order, &a->reached);
+    if (array_spill_in(&sp[2], (void **)&g->shallow8) < 0 || drc < 0)
         return unspill(sp, g), -1;
     rss_trace("dominators");
     for (uint32_t i = g->first_obj; i < n; i++) {
@@ -103,15 +138,22 @@ int heap_analysis_run_with(struct heap_analysis *a, struct heap_graph *g, heap_a
             a->reachable_bytes += heap_graph_shallow(g, i);
         }
     }
-    /* retained is allocated only now (8 bytes a node less while the dominators run), holds the
-     * shallow sizes first and is summed in place (dominators_retained reads shallow[i] before
-     * it writes retained[i]) */
-    a->retained = malloc((size_t)n * sizeof *a->retained);
-    if (!a->retained)
+    /* retained sizes in 32 bits, units of 8 bytes: the shallow sizes' own unit, so while the
+     * reachable heap is under 32 GiB they are summed in place in the shallow sizes' array
+     * (reverse preorder: every node after all it dominates; an unreachable node keeps its
+     * shallow size) and no other array is needed; heap_analysis_shallow derives the shallow
+     * sizes from then on */
+    a->ret_shift = 3;
+    if (a->reachable_bytes <= heap_analysis_narrow_limit) {
+        a->retained = g->shallow8;
+        g->shallow8 = NULL;
+        for (uint32_t i = a->reached; i-- > 1;) {
+            uint32_t v = a->order[i];
+            a->retained[a->idom[v]] += a->retained[v];
+        }
+    } else if (retained_wide(a) < 0) {
         return unspill(sp, g), -1;
-    for (uint32_t i = 0; i < n; i++)
-        a->retained[i] = heap_graph_shallow(g, i);
-    dominators_retained(n, a->idom, a->order, a->reached, a->retained, a->retained);
+    }
     rss_trace("retained sizes");
     int rc = bfs(a, a->order); /* the preorder is not needed any more: it is the BFS queue */
     free(a->order);
@@ -147,7 +189,7 @@ size_t heap_analysis_top_objects(const struct heap_analysis *a, size_t k, uint32
 {
     /* a min-heap of the k biggest seen so far */
     size_t n = 0;
-    const uint64_t *r = a->retained;
+    const uint32_t *r = a->retained;
     for (uint32_t v = a->g->first_obj; v < a->g->n; v++) {
         if (a->idom[v] == HG_NONE || !k)
             continue;
@@ -229,4 +271,18 @@ long heap_analysis_path(const struct heap_analysis *a, uint32_t target, uint32_t
         }
     }
     return len;
+}
+
+uint64_t heap_analysis_shallow(const struct heap_analysis *a, uint32_t v)
+{
+    if (a->g->shallow8)
+        return heap_graph_shallow(a->g, v);
+    uint64_t r = heap_analysis_retained(a, v);
+    if (a->idom[v] == HG_NONE)
+        return r;
+    const uint32_t *kids;
+    uint32_t k = domtree_children(&a->tree, v, &kids);
+    for (uint32_t i = 0; i < k; i++)
+        r -= heap_analysis_retained(a, kids[i]);
+    return r;
 }

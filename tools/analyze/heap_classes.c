@@ -107,7 +107,7 @@ uint32_t heap_classes_find(const struct heap_graph *g, uint64_t id)
 }
 
 /* "java/util/HashMap$Node" -> "java.util.HashMap$Node"; "[[I" -> "int[][]"; "[Lx/Y;" -> "x.Y[]" */
-static char *java_name(const char *s, uint32_t len)
+char *heap_classes_java_name(const char *s, uint32_t len)
 {
     unsigned dims = 0;
     while (dims < len && s[dims] == '[')
@@ -138,7 +138,7 @@ static char *java_name(const char *s, uint32_t len)
     return r;
 }
 
-static int add_pseudo(struct heap_graph *g, const char *name, uint32_t *idx)
+int heap_classes_add_pseudo(struct heap_graph *g, const char *name, uint32_t *idx)
 {
     if (!grow((void **)&g->classes, g->nclasses, &g->classes_cap, sizeof *g->classes))
         return -1;
@@ -212,7 +212,7 @@ int heap_classes_resolve(struct heap_graph *g, char *err, size_t errlen)
             len = (uint32_t)snprintf(hex, sizeof hex, "class@0x%llx", (unsigned long long)c->id);
             s = hex;
         }
-        c->name = java_name(s, len);
+        c->name = heap_classes_java_name(s, len);
         if (!c->name)
             goto oom;
         if (!strcmp(c->name, "java.lang.ref.Reference"))
@@ -240,13 +240,13 @@ int heap_classes_resolve(struct heap_graph *g, char *err, size_t errlen)
     }
     if (class_class != HG_NONE)
         g->class_class = class_class;
-    else if (add_pseudo(g, "java.lang.Class", &g->class_class) < 0)
+    else if (heap_classes_add_pseudo(g, "java.lang.Class", &g->class_class) < 0)
         goto oom;
     static const char *pn[12] = {
         [4] = "boolean[]", [5] = "char[]",  [6] = "float[]", [7] = "double[]",
         [8] = "byte[]",    [9] = "short[]", [10] = "int[]",  [11] = "long[]"};
     for (unsigned t = 4; t < 12; t++)
-        if (add_pseudo(g, pn[t], &g->prim_class[t]) < 0)
+        if (heap_classes_add_pseudo(g, pn[t], &g->prim_class[t]) < 0)
             goto oom;
     return 0;
 oom:

@@ -142,7 +142,7 @@ const char *heap_find_ref_name(const struct heap_graph *g, uint64_t rec, uint32_
 {
     unsigned ids = g->m.idsize;
     uint64_t id = heap_graph_id(g, to);
-    snprintf(buf, len, "?");
+    snprintf(buf, len, "%s", g->phd ? "" : "?"); /* PHD records name no fields */
     if (!rec)
         return buf;
     const uint8_t *p = g->m.base + rec;

@@ -147,7 +147,7 @@ static int sort_nearly(uint64_t *a, size_t n)
 /* The sorted ids become segments of one high 32-bit half (most dumps: one or two), each with a
  * bucket index on the low half (about one bucket per two ids), and the low halves alone (4
  * bytes an object): ids[] is freed. */
-static int build_buckets(struct heap_graph *g)
+int heap_graph_index_ids(struct heap_graph *g)
 {
     uint64_t n = g->nobjects, nsegs = 0, nb = 0;
     for (uint64_t i = 0; i < n; i++)
@@ -362,12 +362,31 @@ static void compact(struct heap_graph *g)
     g->object_refs = w - (g->off[g->first_obj] - g->off[0]);
 }
 
+/* An OpenJ9 portable heap dump starts with the UTF string "portable heap dump". */
+static bool is_phd(const char *path)
+{
+    unsigned char head[20];
+    FILE *in = fopen(path, "rb");
+    bool yes = in && fread(head, 1, sizeof head, in) == sizeof head && head[0] == 0 &&
+               head[1] == 18 && !memcmp(head + 2, "portable heap dump", 18);
+    if (in)
+        fclose(in);
+    return yes;
+}
+
 int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsigned oop_size,
                     bool show_progress, char *err, size_t errlen, bool *bad_input)
 {
     memset(g, 0, sizeof *g);
     g->oop_size = oop_size;
     g->progress = show_progress;
+    if (is_phd(path)) {
+        if (which == 0)
+            return heap_graph_load_phd(g, path, err, errlen, bad_input);
+        snprintf(err, errlen, "a PHD file holds one heap dump: --dump=%zu", which + 1);
+        *bad_input = false;
+        return -1;
+    }
     if (mdump_open(&g->m, path, which, err, errlen, bad_input) < 0)
         return -1;
     *bad_input = true;
@@ -406,7 +425,7 @@ int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsign
         sort_ids(g->ids, g->nobjects);
     for (uint64_t i = 1; i < g->nobjects; i++)
         g->duplicates += g->ids[i - 1] == g->ids[i];
-    if (make_threads(g) < 0 || build_buckets(g) < 0)
+    if (make_threads(g) < 0 || heap_graph_index_ids(g) < 0)
         goto oom;
     g->first_obj = 1 + g->nthreads;
     g->n = g->first_obj + (uint32_t)g->nobjects;
@@ -460,17 +479,17 @@ oom:
 
 void heap_graph_coarsen_index(struct heap_graph *g)
 {
-    /* bucket b of the coarser index starts where bucket 4b of the finer one did (or, past the
+    /* bucket b of the coarser index starts where bucket 16b of the finer one did (or, past the
      * segment's last finer bucket, at the segment's end), so it is computed in place */
     uint64_t nb = 0;
     for (uint32_t s = 0; s < g->nsegs; s++) {
         struct hg_seg *sg = &g->segs[s];
-        uint64_t fine = sg->nbuckets, coarse = ((fine - 1) >> 2) + 1;
+        uint64_t fine = sg->nbuckets, coarse = ((fine - 1) >> 4) + 1;
         for (uint64_t b = 0; b <= coarse; b++)
-            g->bucket[nb + b] = g->bucket[sg->bucket0 + (4 * b < fine ? 4 * b : fine)];
+            g->bucket[nb + b] = g->bucket[sg->bucket0 + (16 * b < fine ? 16 * b : fine)];
         sg->bucket0 = nb;
         sg->nbuckets = coarse;
-        sg->shift += 2;
+        sg->shift += 4;
         nb += coarse + 1;
     }
     g->nbuckets = nb;

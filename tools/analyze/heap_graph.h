@@ -93,11 +93,14 @@ struct heap_graph {
     uint32_t *bucket;
     uint64_t nbuckets; /* entries of bucket[] */
     bool progress;     /* phase and percent on stderr */
+    bool phd;          /* loaded from a PHD file: no mapping (m is empty but for idsize),
+                          roots inferred, no field names (heap_graph_phd.c) */
 };
 
 /*
- * Load dump number `which` of path. oop_size is the size model's reference size (4 or 8).
- * Returns 0, or -1 with a one-line message in err (*bad_input: the file is at fault, exit 2).
+ * Load dump number `which` of path (an HPROF file, plain or gzip, or an OpenJ9 PHD file). oop_size
+ * is the size model's reference size (4 or 8). Returns 0, or -1 with a one-line message in err
+ * (*bad_input: the file is at fault, exit 2).
  */
 int heap_graph_load(struct heap_graph *g, const char *path, size_t which, unsigned oop_size,
                     bool progress, char *err, size_t errlen, bool *bad_input);
@@ -105,8 +108,9 @@ void heap_graph_free(struct heap_graph *g);
 /* Free the references (off, adj) once nothing walks them any more (heap_analysis_run). */
 void heap_graph_drop_edges(struct heap_graph *g);
 
-/* A bucket index 4 times coarser (half a byte an object instead of two; each lookup then takes
- * two more steps of binary search): for after the graph is built, when lookups are few. */
+/* A bucket index 16 times coarser (an eighth of a byte an object instead of two; each lookup
+ * then takes four more steps of binary search): for after the graph is built, when lookups are
+ * few. */
 void heap_graph_coarsen_index(struct heap_graph *g);
 
 /* The node of an object id, HG_NONE if the dump has no such object. */

@@ -262,11 +262,11 @@ int heap_sites_build(struct heap_sites *s, const struct heap_analysis *a)
         uint32_t k = s->site[v];
         if (k && a->idom[v] != HG_NONE) {
             s->s[k].count++;
-            s->s[k].shallow += heap_graph_shallow(g, v);
+            s->s[k].shallow += heap_analysis_shallow(a, v);
         }
     }
     for (uint32_t k = 1; k < s->ns; k++)
-        s->s[k].retained = ret[k];
+        s->s[k].retained = ret[k] << a->ret_shift;
     free(ret);
     return 0;
 }
@@ -393,7 +393,7 @@ uint32_t heap_sites_below(const struct heap_sites *s, const struct heap_analysis
     if (sum && num) {
         for (uint32_t i = 0; i < nk; i++) {
             uint32_t k = s->site[kids[i]];
-            sum[k] += a->retained[kids[i]];
+            sum[k] += heap_analysis_retained(a, kids[i]);
             num[k]++;
             if (k && (!best || sum[k] > sum[best]))
                 best = k;
@@ -404,7 +404,7 @@ uint32_t heap_sites_below(const struct heap_sites *s, const struct heap_analysis
         *count = num[best];
     } else if (s->site[v]) {
         best = s->site[v];
-        *bytes = a->retained[v];
+        *bytes = heap_analysis_retained(a, v);
         *count = 1;
     }
     free(sum);

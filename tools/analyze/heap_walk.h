@@ -39,5 +39,15 @@ int heap_classes_add(struct walk *w, const uint8_t *body, uint64_t body_off, con
 int heap_classes_resolve(struct heap_graph *g, char *err, size_t errlen);
 uint32_t heap_classes_find(const struct heap_graph *g, uint64_t id);
 void heap_classes_free(struct heap_graph *g);
+/* "java/util/HashMap$Node" -> "java.util.HashMap$Node", "[[I" -> "int[][]": malloc'ed */
+char *heap_classes_java_name(const char *s, uint32_t len);
+/* A class with no CLASS DUMP ("int[]", "java.lang.Class"), appended; -1 out of memory. */
+int heap_classes_add_pseudo(struct heap_graph *g, const char *name, uint32_t *idx);
+
+/* g->ids (ascending) become segments, the bucket index and ids32; ids is freed (heap_graph.c) */
+int heap_graph_index_ids(struct heap_graph *g);
+/* PHD (OpenJ9 portable heap dump) into the same graph, roots inferred (heap_graph_phd.c) */
+int heap_graph_load_phd(struct heap_graph *g, const char *path, char *err, size_t errlen,
+                        bool *bad_input);
 
 #endif

@@ -121,10 +121,10 @@ static void objects(const struct heap_analysis *a, const struct report_opts *o, 
     rout_table_begin(out, "objects", "Objects by retained size", cols, 5);
     for (size_t i = 0; i < n; i++) {
         char id[24], n1[24], n2[24], pct[16], name[512];
-        snprintf(pct, sizeof pct, "%.2f", share(a, a->retained[top[i]]));
+        snprintf(pct, sizeof pct, "%.2f", share(a, heap_analysis_retained(a, top[i])));
         snprintf(id, sizeof id, "0x%" PRIx64, heap_graph_id(a->g, top[i]));
-        const char *cells[] = {id, NUM(n1, heap_graph_shallow(a->g, top[i])),
-                               NUM(n2, a->retained[top[i]]), pct,
+        const char *cells[] = {id, NUM(n1, heap_analysis_shallow(a, top[i])),
+                               NUM(n2, heap_analysis_retained(a, top[i])), pct,
                                report_node_name(a->g, top[i], name, sizeof name)};
         rout_row(out, cells);
     }
@@ -157,11 +157,11 @@ static void tree(const struct heap_analysis *a, const struct report_opts *o, str
         uint32_t c = kids[k];
         char d[8], n1[24], n2[24], pct[16], name[512], ind[600];
         snprintf(d, sizeof d, "%u", sp);
-        snprintf(pct, sizeof pct, "%.2f", share(a, a->retained[c]));
+        snprintf(pct, sizeof pct, "%.2f", share(a, heap_analysis_retained(a, c)));
         snprintf(ind, sizeof ind, "%*s%s", out->fmt == ROUT_JSON ? 0 : 2 * (int)(sp - 1), "",
                  report_node_name(a->g, c, name, sizeof name));
-        const char *cells[] = {d, NUM(n1, heap_graph_shallow(a->g, c)), NUM(n2, a->retained[c]),
-                               pct, ind};
+        const char *cells[] = {d, NUM(n1, heap_analysis_shallow(a, c)),
+                               NUM(n2, heap_analysis_retained(a, c)), pct, ind};
         rout_row(out, cells);
         st_node[sp] = c;
         st_next[sp++] = 0;
@@ -227,7 +227,8 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
     size_t ns = 0, nt = heap_analysis_top_objects(a, MAXS, top);
     uint64_t limit = (uint64_t)(o->suspect * (double)a->reachable_bytes);
     size_t nbig = 0;
-    while (nbig < nt && a->retained[top[nbig]] >= limit && a->retained[top[nbig]])
+    while (nbig < nt && heap_analysis_retained(a, top[nbig]) >= limit &&
+           heap_analysis_retained(a, top[nbig]))
         nbig++;
     for (size_t i = 0; i < nbig; i++)
         if (!dominated_by_any(a, top[i], top, nbig))
@@ -243,12 +244,12 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
         uint32_t best = HG_NONE;
         for (uint32_t v = g->first_obj; v < g->n; v++)
             if (g->cls[v] == ci[i] && a->idom[v] != HG_NONE &&
-                (best == HG_NONE || a->retained[v] > a->retained[best]))
+                (best == HG_NONE || heap_analysis_retained(a, v) > heap_analysis_retained(a, best)))
                 best = v;
         bool dup = false;
         for (size_t k = 0; k < ns; k++)
             dup |= s[k].node == best;
-        if (best != HG_NONE && !dup && a->retained[best] < limit)
+        if (best != HG_NONE && !dup && heap_analysis_retained(a, best) < limit)
             s[ns++] = (struct suspect){best, 0, NULL, 0, ci[i]};
     }
     size_t nn = 0;
@@ -285,7 +286,8 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
     rout_table_begin(out, "suspects", "Leak suspects", cols, 11);
     for (size_t i = 0; i < ns; i++) {
         char n1[24], n2[24], n3[24], pct[16], what[512], acc[512], path[4096];
-        uint64_t ret = s[i].cls == HG_NONE ? a->retained[s[i].node] : a->classes[s[i].cls].retained;
+        uint64_t ret = s[i].cls == HG_NONE ? heap_analysis_retained(a, s[i].node)
+                                           : a->classes[s[i].cls].retained;
         snprintf(pct, sizeof pct, "%.2f", share(a, ret));
         if (s[i].cls == HG_NONE)
             report_node_name(g, s[i].node, what, sizeof what);
@@ -309,7 +311,7 @@ static int suspects(const struct heap_analysis *a, const struct report_opts *o, 
                                what,
                                NUM(n3, s[i].cls == HG_NONE ? 1 : a->classes[s[i].cls].count),
                                report_node_name(g, s[i].accum, acc, sizeof acc),
-                               NUM(n2, a->retained[s[i].accum]),
+                               NUM(n2, heap_analysis_retained(a, s[i].accum)),
                                own,
                                below,
                                NUM(n4, bbytes),
@@ -368,8 +370,10 @@ static int threads(const struct heap_analysis *a, const struct report_opts *o, s
             heap_find_string(g, srec[k], arec[k], name, sizeof name);
             k++;
         }
-        const char *cells[] = {NUM(n0, g->threads[t].serial), NUM(n1, a->retained[1 + t]),
-                               NUM(n2, obj == HG_NONE ? 0 : a->retained[obj]), name};
+        const char *cells[] = {
+            NUM(n0, g->threads[t].serial), NUM(n1, heap_analysis_retained(a, 1 + t)),
+            NUM(n2, obj == HG_NONE || a->idom[obj] == HG_NONE ? 0 : heap_analysis_retained(a, obj)),
+            name};
         rout_row(out, cells);
     }
     rout_section_end(out);
@@ -393,7 +397,8 @@ static int path_to(const struct heap_analysis *a, const struct report_opts *o, s
             if (!strcmp(g->classes[ci].name, o->path_to))
                 for (uint32_t v = g->first_obj; v < g->n; v++)
                     if (g->cls[v] == ci && a->idom[v] != HG_NONE &&
-                        (target == HG_NONE || a->retained[v] > a->retained[target]))
+                        (target == HG_NONE ||
+                         heap_analysis_retained(a, v) > heap_analysis_retained(a, target)))
                         target = v;
     }
     if (target == HG_NONE)
@@ -417,7 +422,9 @@ static int path_to(const struct heap_analysis *a, const struct report_opts *o, s
             heap_find_ref_name(g, recs[i - 1], p[i], via, sizeof via);
         else
             snprintf(via, sizeof via, "%s", i == 1 ? "GC root" : "stack frame");
-        const char *cells[] = {NUM(n0, i), NUM(n1, a->retained[p[i]]), via,
+        if (g->phd) /* PHD: roots inferred, references without field names */
+            snprintf(via, sizeof via, "%s", i == 1 ? "inferred root" : "reference");
+        const char *cells[] = {NUM(n0, i), NUM(n1, heap_analysis_retained(a, p[i])), via,
                                report_node_name(g, p[i], name, sizeof name)};
         rout_row(out, cells);
     }

@@ -121,8 +121,8 @@ static int tree_json(const struct heap_analysis *a, const struct report_opts *o,
             char name[512];
             fputs(i ? ",\n[" : "[", f);
             js_str(f, i ? report_node_name(g, node[i], name, sizeof name) : "<GC roots>");
-            fprintf(f, ",%" PRIu64 ",%" PRIu64 ",[", i ? heap_graph_shallow(g, node[i]) : 0,
-                    a->retained[node[i]]);
+            fprintf(f, ",%" PRIu64 ",%" PRIu64 ",[", i ? heap_analysis_shallow(a, node[i]) : 0,
+                    heap_analysis_retained(a, node[i]));
             bool first = true;
             while (next_child < n && parent[next_child] == i) {
                 fprintf(f, first ? "%zu" : ",%zu", next_child++);

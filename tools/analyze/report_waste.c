@@ -182,7 +182,12 @@ static int find_groups(const struct heap_analysis *a, size_t keep, struct group 
                 gr = ngr;
             }
             uint32_t node = w.v[i].node;
-            uint64_t each = node == HG_NONE ? 0 : heap_graph_shallow(g, node);
+            /* the graph's shallow sizes are freed by now (heap_analysis_shallow) and the tree
+             * not built yet; a primitive array dominates nothing, so its retained size is its
+             * shallow size (also when unreachable) */
+            uint64_t each = node == HG_NONE ? 0
+                            : g->shallow8   ? heap_graph_shallow(g, node)
+                                            : heap_analysis_retained(a, node);
             gr[ng++] = (struct group){w.v[i].rec, copies, each};
         }
         i = j;
@@ -303,7 +308,7 @@ static void coll_visit(void *ctx, uint64_t rec)
         /* the backing array counts only when this collection alone holds it (an empty
          * ArrayList shares one empty array with every other) */
         uint64_t abytes = arr != HG_NONE && self != HG_NONE && w->a->idom[arr] == self
-                              ? heap_graph_shallow(g, arr)
+                              ? heap_analysis_shallow(w->a, arr)
                               : 0;
         uint64_t cap = abytes > 16 ? (abytes - 16) / g->oop_size : 0;
         if (size == 0) {

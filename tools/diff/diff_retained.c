@@ -119,12 +119,13 @@ static int collect(struct diff_retained *d, const struct heap_analysis *a, bool 
         k->parent = kh[sp - 1];
         k->depth = (uint16_t)sp;
         if (now) {
-            k->now += a->retained[c];
+            k->now += heap_analysis_retained(a, c);
             k->nnow++;
-            if (k->node == HG_NONE || a->retained[c] > a->retained[k->node])
+            if (k->node == HG_NONE ||
+                heap_analysis_retained(a, c) > heap_analysis_retained(a, k->node))
                 k->node = c;
         } else {
-            k->base += a->retained[c];
+            k->base += heap_analysis_retained(a, c);
             k->nbase++;
         }
         if (sp < MAX_DEPTH) {

@@ -14,13 +14,18 @@ static const char *const prim_names[8] = {"[Z", "[C", "[F", "[D", "[B", "[S", "[
 
 void phd_violation(struct phd_file *f, bool error, uint64_t off, const char *fmt, ...)
 {
-    if (error)
-        f->errors++;
-    else
+    va_list ap;
+    if (error && !f->errors++) {
+        int k = snprintf(f->first_error, sizeof f->first_error, "offset %" PRIu64 ": ", off);
+        va_start(ap, fmt);
+        if (k > 0 && (size_t)k < sizeof f->first_error)
+            vsnprintf(f->first_error + k, sizeof f->first_error - (size_t)k, fmt, ap);
+        va_end(ap);
+    } else if (!error) {
         f->warnings++;
+    }
     if (f->reported++ >= f->max_reports)
         return;
-    va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "%s:%" PRIu64 ": %s: ", f->path, off, error ? "error" : "warning");
     vfprintf(stderr, fmt, ap);

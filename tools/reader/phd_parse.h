@@ -48,6 +48,7 @@ struct phd_file {
     uint64_t errors, warnings, reported, max_reports;
     uint64_t dangling, allow_dangling, ibm_hidden_refs, hashes;
     bool oom;
+    char first_error[240]; /* "offset N: ..." of the first error, for one-line messages */
 };
 
 /* Records sorted by address, for resolving class addresses and references. */
