@@ -127,6 +127,25 @@ static struct shadow_method_total *method_total(struct shadow_totals *s, shadow_
     return m;
 }
 
+/* A row's counts, and the same to the method of its frame f. */
+static int add_count(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames,
+                     uint32_t n, shadow_frame f, uint64_t calls, uint64_t self)
+{
+    int rc = add_row(s, thread, frames, n, calls, self);
+    struct shadow_method_total *m = method_total(s, f);
+    if (!m)
+        return -1;
+    m->calls += calls;
+    m->self += self;
+    return rc;
+}
+
+int shadow_totals_add_count(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames,
+                            uint32_t n, uint64_t calls, uint64_t self)
+{
+    return n ? add_count(s, thread, frames, n, frames[0], calls, self) : -1;
+}
+
 int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread *t,
                              uint32_t thread, unsigned depth)
 {
@@ -146,15 +165,8 @@ int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread
             if (!calls && !self)
                 continue;
             size_t k = shadow_stack_frames_of(c->node, frames, depth);
-            if (add_row(s, thread, frames, (uint32_t)k, calls, self) != 0)
+            if (add_count(s, thread, frames, (uint32_t)k, c->node->frame, calls, self) != 0)
                 rc = -1;
-            struct shadow_method_total *m = method_total(s, c->node->frame);
-            if (!m) {
-                rc = -1;
-                continue;
-            }
-            m->calls += calls;
-            m->self += self;
         }
     }
     uint32_t nm = shadow_stack_method_count(t);

@@ -16,6 +16,7 @@
 #include "jvmti_util.h"
 #include "log.h"
 #include "mem_account.h"
+#include "rewritten_classes.h"
 #include "thread_table.h"
 
 /* ---- time -------------------------------------------------------------------------------
@@ -145,6 +146,25 @@ static __thread struct tracked_thread *tls_own __attribute__((tls_model("initial
 /* What tls_current holds when a state could not be made: the natives do nothing. */
 static struct tracked_thread untracked;
 
+static bool class_unloaded(uint32_t cnum, void *jni)
+{
+    return rewritten_classes_unloaded(jni, cnum);
+}
+
+/* The fold hook: the paths of unloaded classes go to the totals (shadow_fold_run). */
+static void fold_unloaded(struct shadow_thread *shadow, void *ctx)
+{
+    struct tracked_thread *t = ctx;
+    JavaVM *vm = jvmti_util_vm();
+    JNIEnv *jni = NULL;
+    if (!retired || !vm || (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || !jni)
+        return;
+    if (shadow_fold_run(shadow, retired, t->thread_serial, class_unloaded, jni,
+                        SHADOW_FOLD_MIN_NODES, NULL) != 0)
+        log_warning("out of memory: cpu=times could not fold the call paths of unloaded "
+                    "classes (or lost part of their counts)");
+}
+
 static struct tracked_thread *create(uint32_t thread_serial)
 {
     struct tracked_thread *t = calloc(1, sizeof *t);
@@ -156,6 +176,7 @@ static struct tracked_thread *create(uint32_t thread_serial)
         return NULL;
     }
     t->thread_serial = per_thread ? thread_serial : 0;
+    shadow_stack_set_fold_hook(t->shadow, fold_unloaded, t, SHADOW_FOLD_MIN_NODES);
     t->last = ticks();
     pthread_mutex_lock(&registry_lock);
     t->next = live;
