@@ -1,5 +1,6 @@
 /* The inside of a thread's cpu=times state (shadow_stack.c), shared with the fold of unloaded
- * classes' paths (shadow_fold.c) only: nothing else may include it. */
+ * classes' paths (shadow_fold.c) and the totals (shadow_totals.c, for mix) only: nothing else
+ * may include it. */
 #ifndef HPROF_SHADOW_STACK_IMPL_H
 #define HPROF_SHADOW_STACK_IMPL_H
 
