@@ -338,6 +338,175 @@ START_TEST(totals_over_threads)
 }
 END_TEST
 
+/* ---- the fold of unloaded classes' paths (shadow_fold.c) ---------------------------------- */
+
+#define FOLD_CLASSES 48
+static bool fold_gone[FOLD_CLASSES + 1];
+
+static bool gone_of(uint32_t cnum, void *ctx)
+{
+    (void)ctx;
+    return cnum <= FOLD_CLASSES && fold_gone[cnum];
+}
+
+struct fold_ctx {
+    struct shadow_totals *retired;
+    unsigned runs, folded;
+};
+
+static void fold_hook(struct shadow_thread *t, void *ctx)
+{
+    struct fold_ctx *fc = ctx;
+    struct shadow_fold_result r;
+    ck_assert_int_eq(shadow_fold_run(t, fc->retired, 0, gone_of, NULL, 16, &r), 0);
+    ck_assert_uint_le(r.nodes_after, r.nodes_before);
+    fc->runs++;
+    fc->folded += r.nodes_after < r.nodes_before;
+}
+
+/* Every row and method of a equal to b's (both cut to depth). */
+static void assert_same_totals(const struct shadow_totals *a, const struct shadow_totals *b)
+{
+    ck_assert_uint_eq(shadow_totals_count(a), shadow_totals_count(b));
+    for (size_t i = 0; i < shadow_totals_count(a); i++) {
+        const struct shadow_total *r = shadow_totals_at(a, i);
+        const struct shadow_total *o = row_of(b, r->thread, r->frames, r->n);
+        ck_assert_ptr_nonnull(o);
+        ck_assert_uint_eq(r->calls, o->calls);
+        ck_assert_uint_eq(r->self, o->self);
+    }
+    ck_assert_uint_eq(shadow_totals_method_count(a), shadow_totals_method_count(b));
+    for (size_t i = 0; i < shadow_totals_method_count(a); i++) {
+        const struct shadow_method_total *m = shadow_totals_method_at(a, i);
+        const struct shadow_method_total *o = method_of(b, m->frame);
+        ck_assert_ptr_nonnull(o);
+        ck_assert_uint_eq(m->calls, o->calls);
+        ck_assert_uint_eq(m->self, o->self);
+        ck_assert_uint_eq(m->total, o->total);
+    }
+}
+
+/* The folded thread's totals (its folded rows and what it still holds) against a thread fed the
+ * same calls that never folds. */
+static void compare(struct shadow_thread *folded, struct fold_ctx *fc, struct shadow_thread *ref,
+                    unsigned depth)
+{
+    struct shadow_totals *a = shadow_totals_new(), *b = totals_of(ref, depth);
+    ck_assert_int_eq(shadow_totals_add_totals(a, fc->retired, depth), 0);
+    ck_assert_int_eq(shadow_totals_add_thread(a, folded, 0, depth), 0);
+    assert_same_totals(a, b);
+    shadow_totals_free(a);
+    shadow_totals_free(b);
+}
+
+/* Random calls over classes 1..48 (class 1 never unloads, the others one by one, never while on
+ * the stack, and are never called again), depth 3, with the fold hook due every few nodes: the
+ * counts, times and per-method totals stay exactly those of a thread that keeps every path, and
+ * the folded thread holds far fewer nodes. */
+START_TEST(fold_keeps_every_count)
+{
+    memset(fold_gone, 0, sizeof fold_gone);
+    struct fold_ctx fc = {.retired = shadow_totals_new()};
+    struct shadow_thread *t = shadow_stack_thread_new(true, NULL);
+    struct shadow_thread *ref = shadow_stack_thread_new(true, NULL);
+    shadow_stack_set_fold_hook(t, fold_hook, &fc, 16);
+    shadow_frame stack[64];
+    uint32_t height = 0, next_gone = 2;
+    uint64_t now = 0, rnd = 12345;
+    for (int step = 0; step < 100000; step++) {
+        rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(rnd >> 33);
+        now += 1 + r % 7;
+        if (height < 64 && (height < 2 || r % 100 < 48)) {
+            /* a live class near the newest gone one, so paths keep changing */
+            uint32_t cnum = 1;
+            if (height >= 2 && next_gone <= FOLD_CLASSES)
+                cnum = next_gone + (r >> 8) % 3 > FOLD_CLASSES ? FOLD_CLASSES
+                                                               : next_gone + (r >> 8) % 3;
+            shadow_frame f = F(cnum, (r >> 12) % 4);
+            stack[height++] = f;
+            shadow_stack_enter(t, f, now, 3);
+            shadow_stack_enter(ref, f, now, 3);
+        } else if (height) {
+            shadow_frame f = stack[--height];
+            shadow_stack_exit(t, f, now);
+            shadow_stack_exit(ref, f, now);
+        }
+        if (step % 2000 == 1999 && next_gone < FOLD_CLASSES) {
+            bool on_stack = false;
+            for (uint32_t h = 0; h < height; h++)
+                on_stack |= SHADOW_CNUM(stack[h]) == next_gone;
+            if (!on_stack)
+                fold_gone[next_gone++] = true;
+        }
+        if (step % 25000 == 24999)
+            compare(t, &fc, ref, 3);
+    }
+    while (height) {
+        shadow_frame f = stack[--height];
+        shadow_stack_exit(t, f, ++now);
+        shadow_stack_exit(ref, f, now);
+    }
+    compare(t, &fc, ref, 3);
+    compare(t, &fc, ref, 2); /* cut further, as a dump at a smaller depth does */
+    ck_assert_uint_gt(fc.folded, 5);
+    ck_assert_uint_lt(shadow_stack_node_count(t), shadow_stack_node_count(ref) / 2);
+    ck_assert_uint_lt(shadow_stack_thread_bytes(t), shadow_stack_thread_bytes(ref) / 2);
+    shadow_totals_free(fc.retired);
+    shadow_stack_thread_free(t);
+    shadow_stack_thread_free(ref);
+}
+END_TEST
+
+/* A frame of a gone class still on the stack (an exit the tracker never saw) keeps its path:
+ * the calls made under it after the fold are counted on the same rows. */
+START_TEST(fold_keeps_paths_on_the_stack)
+{
+    memset(fold_gone, 0, sizeof fold_gone);
+    struct shadow_totals *retired = shadow_totals_new();
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
+    struct shadow_thread *ref = shadow_stack_thread_new(false, NULL);
+    shadow_frame path[] = {F(1, 0), F(2, 0), F(3, 0)};
+    uint64_t now = 0;
+    for (int i = 0; i < 3; i++) {
+        shadow_stack_enter(t, path[i], now += 2, 4);
+        shadow_stack_enter(ref, path[i], now, 4);
+    }
+    for (int k = 0; k < 40; k++) { /* paths of class 4 under the open ones */
+        shadow_stack_enter(t, F(4, (uint32_t)k), now += 1, 4);
+        shadow_stack_enter(ref, F(4, (uint32_t)k), now, 4);
+        shadow_stack_exit(t, F(4, (uint32_t)k), now += 3);
+        shadow_stack_exit(ref, F(4, (uint32_t)k), now);
+    }
+    fold_gone[2] = fold_gone[4] = true;
+    struct shadow_fold_result r;
+    ck_assert_int_eq(shadow_fold_run(t, retired, 0, gone_of, NULL, 16, &r), 0);
+    ck_assert_uint_eq(r.rows, 40);
+    ck_assert_uint_eq(r.nodes_after, 4); /* the root and the three open frames */
+    for (int k = 0; k < 5; k++) {
+        shadow_stack_enter(t, F(5, 0), now += 1, 4);
+        shadow_stack_enter(ref, F(5, 0), now, 4);
+        shadow_stack_exit(t, F(5, 0), now += 3);
+        shadow_stack_exit(ref, F(5, 0), now);
+    }
+    for (int i = 2; i >= 0; i--) {
+        shadow_stack_exit(t, path[i], now += 5);
+        shadow_stack_exit(ref, path[i], now);
+    }
+    struct shadow_totals *a = shadow_totals_new(), *b = totals_of(ref, 4);
+    ck_assert_int_eq(shadow_totals_add_totals(a, retired, 4), 0);
+    ck_assert_int_eq(shadow_totals_add_thread(a, t, 0, 4), 0);
+    assert_same_totals(a, b);
+    shadow_frame five[] = {F(5, 0), F(3, 0), F(2, 0), F(1, 0)};
+    ck_assert_uint_eq(row_of(a, 0, five, 4)->calls, 5);
+    shadow_totals_free(a);
+    shadow_totals_free(b);
+    shadow_totals_free(retired);
+    shadow_stack_thread_free(t);
+    shadow_stack_thread_free(ref);
+}
+END_TEST
+
 int main(void)
 {
     return run_tests("shadow-stack", "core", 120,
@@ -345,5 +514,6 @@ int main(void)
                            recursion_counts_inclusive_time_once, exit_below_top_unwinds,
                            exit_never_entered_is_ignored, depth_change_keeps_old_nodes,
                            callee_table_grows_under_an_open_call, many_traces_and_methods,
-                           deep_stack_and_overflow, totals_over_threads));
+                           deep_stack_and_overflow, totals_over_threads, fold_keeps_every_count,
+                           fold_keeps_paths_on_the_stack));
 }

@@ -313,13 +313,13 @@ static void cpu_times_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     struct rewritten_classes_stats c = rewritten_classes_stats();
     log_info("cpu=times: rewrote %llu boot and %llu other classes (%llu left alone, %llu failed), "
              "%u bound; %llu threads; %llu exits without entry, %llu frames left by exceptions, "
-             "%llu calls too deep; clock %s%s",
+             "%llu calls too deep; %llu call paths of unloaded classes folded; clock %s%s",
              (unsigned long long)atomic_load(&rewritten_boot),
              (unsigned long long)atomic_load(&rewritten_other),
              (unsigned long long)atomic_load(&left_alone), (unsigned long long)atomic_load(&failed),
              c.bound, (unsigned long long)s.threads, (unsigned long long)s.unmatched_exits,
              (unsigned long long)s.unwound, (unsigned long long)s.overflow,
-             s.tsc ? "TSC" : "CLOCK_MONOTONIC",
+             (unsigned long long)s.folded, s.tsc ? "TSC" : "CLOCK_MONOTONIC",
              s.per_call_lookup ? ", per-call thread lookup" : "");
 }
 

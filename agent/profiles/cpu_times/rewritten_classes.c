@@ -282,3 +282,11 @@ struct rewritten_classes_stats rewritten_classes_stats(void)
     };
     return s;
 }
+
+bool rewritten_classes_unloaded(JNIEnv *jni, uint32_t cnum)
+{
+    struct tracked_class *c = record(cnum);
+    if (!c || !atomic_load_explicit(&c->ready, memory_order_acquire) || !c->loader)
+        return false;
+    return (*jni)->IsSameObject(jni, c->loader, NULL);
+}

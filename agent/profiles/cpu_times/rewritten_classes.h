@@ -35,6 +35,10 @@ jmethodID rewritten_classes_method(uint32_t cnum, uint32_t mnum);
 bool rewritten_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_class,
                                 const char **method, const char **desc);
 
+/* Whether class cnum is unloaded: its defining loader was collected (never for the boot
+ * loader's classes), so none of its methods can run again. */
+bool rewritten_classes_unloaded(JNIEnv *jni, uint32_t cnum);
+
 struct rewritten_classes_stats {
     uint32_t classes, bound;
     uint64_t methods;

@@ -1,4 +1,4 @@
-#include "shadow_stack.h"
+#include "shadow_stack_impl.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -7,111 +7,9 @@
 #include "keymap.h"
 #include "mem_account.h"
 
-/* Address-stable storage that grows by doubling chunks (64, 128, 256, ... elements), so
- * a thread that makes few traces costs little and readers never see an element move. */
-#define CHUNK0_BITS 6
-#define NCHUNKS 27 /* 64 << 26 elements: beyond any uint32_t index used here */
-
-struct chunked {
-    _Atomic(void *) chunk[NCHUNKS];
-    _Atomic(uint32_t) count;
-    size_t elem;
-};
-
-static inline unsigned chunk_of(uint32_t i, uint32_t *off)
-{
-    uint64_t x = (uint64_t)i + (1u << CHUNK0_BITS);
-    unsigned k = 63u - (unsigned)__builtin_clzll(x); /* floor(log2(x)) >= CHUNK0_BITS */
-    *off = (uint32_t)(x - (UINT64_C(1) << k));
-    return k - CHUNK0_BITS;
-}
-
-static inline void *chunked_at(const struct chunked *c, uint32_t i)
-{
-    uint32_t off;
-    unsigned k = chunk_of(i, &off);
-    char *p = atomic_load_explicit(&((struct chunked *)c)->chunk[k], memory_order_acquire);
-    return p + (size_t)off * c->elem;
-}
-
-struct shadow_thread;
-static void account(struct shadow_thread *t, size_t size, bool add);
-
-/* Reserves element count (zeroed) without publishing it; UINT32_MAX when out of memory. */
-static uint32_t chunked_reserve(struct shadow_thread *t, struct chunked *c)
-{
-    uint32_t i = atomic_load_explicit(&c->count, memory_order_relaxed);
-    uint32_t off;
-    unsigned k = chunk_of(i, &off);
-    if (k >= NCHUNKS)
-        return UINT32_MAX;
-    if (!atomic_load_explicit(&c->chunk[k], memory_order_relaxed)) {
-        void *p = calloc((size_t)1 << (k + CHUNK0_BITS), c->elem); /* chunk k: 64 << k */
-        if (!p)
-            return UINT32_MAX;
-        account(t, ((size_t)1 << (k + CHUNK0_BITS)) * c->elem, true);
-        atomic_store_explicit(&c->chunk[k], p, memory_order_release);
-    }
-    return i;
-}
-
-static void chunked_publish(struct chunked *c, uint32_t i)
-{
-    atomic_store_explicit(&c->count, i + 1, memory_order_release);
-}
-
-static void chunked_free(struct shadow_thread *t, struct chunked *c)
-{
-    for (unsigned k = 0; k < NCHUNKS; k++) {
-        void *p = atomic_load_explicit(&c->chunk[k], memory_order_relaxed);
-        if (p)
-            account(t, ((size_t)1 << (k + CHUNK0_BITS)) * c->elem, false);
-        free(p);
-    }
-}
-
-static inline uint64_t mix(uint64_t h)
-{
-    h ^= h >> 31;
-    h *= 0x7fb5d329728ea185ull;
-    h ^= h >> 27;
-    h *= 0x81dadef4bc2dd44dull;
-    h ^= h >> 33;
-    return h;
-}
-
-struct entry {
-    uint64_t key;               /* its frame | depth << 16: the key of its slot */
-    struct shadow_node *node;   /* its top of stack: the parent of its callees' */
-    struct shadow_child *slot;  /* the counters it feeds, in its caller's node... */
-    struct shadow_child *table; /* ...as long as that node's table is this one */
-    uint64_t start;             /* ticks at entry */
-    uint64_t child;             /* elapsed ticks of the instrumented calls it made */
-};
-
-struct shadow_thread {
-    struct entry *stack;
-    uint32_t height, capacity;
-    uint32_t overflow_height; /* entries not pushed above a full stack */
-    pthread_mutex_t *grow_lock;
-    struct shadow_node *root; /* node 0: the empty stack */
-
-    struct shadow_node **keys; /* nodes by hash of their frames; NULL = empty */
-    uint32_t key_mask, key_count;
-    struct chunked nodes;
-
-    bool per_method;
-    uint32_t *method_slots; /* method indices by hash of frame; 0 = empty */
-    uint32_t method_mask, method_count;
-    struct chunked methods; /* index 0 unused */
-
-    struct shadow_stats stats;
-    _Atomic(size_t) bytes; /* every block below, as charged to mem_account */
-};
-
 /* Every block a thread's state allocates or frees goes through here, so the memory report and
  * the budget see it. */
-static void account(struct shadow_thread *t, size_t size, bool add)
+void shadow_stack_account(struct shadow_thread *t, size_t size, bool add)
 {
     size_t b = mem_block(size);
     if (add) {
@@ -123,24 +21,48 @@ static void account(struct shadow_thread *t, size_t size, bool add)
     }
 }
 
+uint32_t shadow_stack_chunked_reserve(struct shadow_thread *t, struct chunked *c)
+{
+    uint32_t i = atomic_load_explicit(&c->count, memory_order_relaxed);
+    uint32_t off;
+    unsigned k = chunk_of(i, &off);
+    if (k >= NCHUNKS)
+        return UINT32_MAX;
+    if (!atomic_load_explicit(&c->chunk[k], memory_order_relaxed)) {
+        void *p = calloc((size_t)1 << (k + CHUNK0_BITS), c->elem); /* chunk k: 64 << k */
+        if (!p)
+            return UINT32_MAX;
+        shadow_stack_account(t, ((size_t)1 << (k + CHUNK0_BITS)) * c->elem, true);
+        atomic_store_explicit(&c->chunk[k], p, memory_order_release);
+    }
+    return i;
+}
+
+void shadow_stack_chunked_publish(struct chunked *c, uint32_t i)
+{
+    atomic_store_explicit(&c->count, i + 1, memory_order_release);
+}
+
+void shadow_stack_chunked_free(struct shadow_thread *t, struct chunked *c)
+{
+    for (unsigned k = 0; k < NCHUNKS; k++) {
+        void *p = atomic_load_explicit(&c->chunk[k], memory_order_relaxed);
+        if (p)
+            shadow_stack_account(t, ((size_t)1 << (k + CHUNK0_BITS)) * c->elem, false);
+        free(p);
+    }
+}
+
 size_t shadow_stack_thread_bytes(const struct shadow_thread *t)
 {
     return atomic_load_explicit(&((struct shadow_thread *)t)->bytes, memory_order_relaxed);
 }
 
-#define NODE(t, i) ((struct shadow_node *)chunked_at(&(t)->nodes, (i)))
 #define METHOD(t, i) ((struct shadow_method *)chunked_at(&(t)->methods, (i)))
-
-#define FRAME_BITS 0xFFFFFFFF0000FFFFull /* the frame in a key */
 
 static inline uint64_t child_key(shadow_frame f, unsigned depth)
 {
     return f | (uint64_t)depth << 16;
-}
-
-static inline uint32_t child_hash(uint64_t key)
-{
-    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
 static void lock(struct shadow_thread *t)
@@ -168,25 +90,25 @@ struct shadow_thread *shadow_stack_thread_new(bool per_method, pthread_mutex_t *
     t->stack = malloc(sizeof *t->stack * t->capacity);
     t->key_mask = 63;
     t->keys = calloc(t->key_mask + 1, sizeof *t->keys);
-    account(t, sizeof *t, true);
-    account(t, sizeof *t->stack * t->capacity, true);
-    account(t, sizeof *t->keys * (t->key_mask + 1), true);
+    shadow_stack_account(t, sizeof *t, true);
+    shadow_stack_account(t, sizeof *t->stack * t->capacity, true);
+    shadow_stack_account(t, sizeof *t->keys * (t->key_mask + 1), true);
     if (per_method) {
         t->method_mask = 63;
         t->method_slots = calloc(t->method_mask + 1, sizeof *t->method_slots);
-        account(t, sizeof *t->method_slots * (t->method_mask + 1), true);
+        shadow_stack_account(t, sizeof *t->method_slots * (t->method_mask + 1), true);
     }
     /* node 0: the empty stack; method 0: unused */
-    uint32_t n0 = chunked_reserve(t, &t->nodes);
-    uint32_t m0 = per_method ? chunked_reserve(t, &t->methods) : 0;
+    uint32_t n0 = shadow_stack_chunked_reserve(t, &t->nodes);
+    uint32_t m0 = per_method ? shadow_stack_chunked_reserve(t, &t->methods) : 0;
     if (!t->stack || !t->keys || (per_method && !t->method_slots) || n0 != 0 || m0 != 0) {
         shadow_stack_thread_free(t);
         return NULL;
     }
     t->root = NODE(t, 0);
-    chunked_publish(&t->nodes, 0);
+    shadow_stack_chunked_publish(&t->nodes, 0);
     if (per_method)
-        chunked_publish(&t->methods, 0);
+        shadow_stack_chunked_publish(&t->methods, 0);
     return t;
 }
 
@@ -200,11 +122,19 @@ void shadow_stack_thread_free(struct shadow_thread *t)
     free(t->stack);
     free(t->keys);
     free(t->method_slots);
-    chunked_free(t, &t->nodes);
-    chunked_free(t, &t->methods);
+    shadow_stack_chunked_free(t, &t->nodes);
+    shadow_stack_chunked_free(t, &t->methods);
     /* What is left is what the frees above did not count one by one. */
     mem_account_uncharge(atomic_load_explicit(&t->bytes, memory_order_relaxed));
     free(t);
+}
+
+void shadow_stack_set_fold_hook(struct shadow_thread *t, shadow_fold_hook hook, void *ctx,
+                                uint32_t min_nodes)
+{
+    t->fold_hook = hook;
+    t->fold_ctx = ctx;
+    t->fold_at = min_nodes;
 }
 
 uint32_t shadow_stack_height(const struct shadow_thread *t)
@@ -262,7 +192,7 @@ static uint64_t key_hash_of_stack(const struct shadow_thread *t, shadow_frame f,
     return h;
 }
 
-static uint64_t key_hash_of_node(const struct shadow_node *n)
+uint64_t shadow_stack_node_hash(const struct shadow_node *n)
 {
     uint32_t len = n->len;
     uint64_t h = mix(n->frame ^ len);
@@ -295,14 +225,14 @@ static bool grow_keys(struct shadow_thread *t)
         struct shadow_node *n = t->keys[s];
         if (!n)
             continue;
-        uint32_t j = (uint32_t)key_hash_of_node(n) & mask;
+        uint32_t j = (uint32_t)shadow_stack_node_hash(n) & mask;
         while (keys[j])
             j = (j + 1) & mask;
         keys[j] = n;
     }
     free(t->keys);
-    account(t, sizeof *keys * (t->key_mask + 1), false);
-    account(t, sizeof *keys * ((size_t)mask + 1), true);
+    shadow_stack_account(t, sizeof *keys * (t->key_mask + 1), false);
+    shadow_stack_account(t, sizeof *keys * ((size_t)mask + 1), true);
     t->keys = keys;
     t->key_mask = mask;
     return true;
@@ -329,19 +259,19 @@ static uint32_t method_of(struct shadow_thread *t, shadow_frame f)
             slots[k] = i;
         }
         free(t->method_slots);
-        account(t, sizeof *slots * (t->method_mask + 1), false);
-        account(t, sizeof *slots * ((size_t)mask + 1), true);
+        shadow_stack_account(t, sizeof *slots * (t->method_mask + 1), false);
+        shadow_stack_account(t, sizeof *slots * ((size_t)mask + 1), true);
         t->method_slots = slots;
         t->method_mask = mask;
         j = (uint32_t)mix(f) & mask;
         while (slots[j])
             j = (j + 1) & mask;
     }
-    uint32_t i = chunked_reserve(t, &t->methods);
+    uint32_t i = shadow_stack_chunked_reserve(t, &t->methods);
     if (i == UINT32_MAX)
         return 0;
     METHOD(t, i)->frame = f;
-    chunked_publish(&t->methods, i);
+    shadow_stack_chunked_publish(&t->methods, i);
     t->method_slots[j] = i;
     t->method_count++;
     return i;
@@ -368,7 +298,7 @@ static struct shadow_node *find_or_add_node(struct shadow_thread *t, shadow_fram
     uint32_t method = 0;
     if (t->per_method && (method = method_of(t, f)) == 0)
         return NULL;
-    uint32_t i = chunked_reserve(t, &t->nodes);
+    uint32_t i = shadow_stack_chunked_reserve(t, &t->nodes);
     if (i == UINT32_MAX)
         return NULL;
     struct shadow_node *n = NODE(t, i);
@@ -376,7 +306,7 @@ static struct shadow_node *find_or_add_node(struct shadow_thread *t, shadow_fram
     n->parent = len > 1 ? parent : NULL;
     n->len = len;
     n->method = method;
-    chunked_publish(&t->nodes, i);
+    shadow_stack_chunked_publish(&t->nodes, i);
     t->keys[j] = n;
     t->key_count++;
     return n;
@@ -412,8 +342,8 @@ static bool grow_children(struct shadow_thread *t, struct shadow_node *p)
     unlock(t);
     free(old);
     if (old)
-        account(t, sizeof *c * (p->mask / 2 + 1), false);
-    account(t, sizeof *c * ((size_t)mask + 1), true);
+        shadow_stack_account(t, sizeof *c * (p->mask / 2 + 1), false);
+    shadow_stack_account(t, sizeof *c * ((size_t)mask + 1), true);
     return true;
 }
 
@@ -436,26 +366,6 @@ add_child(struct shadow_thread *t, struct shadow_node *p, uint64_t key, shadow_f
     atomic_store_explicit(&c->key, key, memory_order_release); /* readers see it whole */
     p->count++;
     return c;
-}
-
-static inline struct shadow_child *find_child(const struct shadow_node *p, uint64_t key)
-{
-    if (!p->children)
-        return NULL;
-    for (uint32_t j = child_hash(key) & p->mask;; j = (j + 1) & p->mask) {
-        struct shadow_child *c = &p->children[j];
-        uint64_t k = atomic_load_explicit(&c->key, memory_order_relaxed);
-        if (k == key)
-            return c;
-        if (!k)
-            return NULL;
-    }
-}
-
-/* The key of the overflow callee at the depth of key (its depth bits). */
-static inline uint64_t overflow_key(uint64_t key)
-{
-    return SHADOW_FRAME_OVERFLOW | (key & ~FRAME_BITS);
 }
 
 /* Past the budget: the slot that counts a call of a callee new to p. From a real node, its
@@ -490,8 +400,8 @@ static bool grow_stack(struct shadow_thread *t)
     struct entry *s = realloc(t->stack, sizeof *s * cap);
     if (!s)
         return false;
-    account(t, sizeof *s * t->capacity, false);
-    account(t, sizeof *s * cap, true);
+    shadow_stack_account(t, sizeof *s * t->capacity, false);
+    shadow_stack_account(t, sizeof *s * cap, true);
     t->stack = s;
     t->capacity = cap;
     return true;
@@ -506,6 +416,21 @@ static inline void add_relaxed(_Atomic(uint64_t) *c, uint64_t v)
                           memory_order_relaxed);
 }
 
+/* A callee new to *p: a fold first when one is due (it moves *p), then its slot. */
+static struct shadow_child *__attribute__((noinline))
+new_child(struct shadow_thread *t, struct shadow_node **p, uint64_t key, shadow_frame f,
+          unsigned depth)
+{
+    uint32_t nodes = shadow_stack_node_count(t);
+    if (t->fold_hook && nodes >= t->fold_at) {
+        t->fold_at = nodes <= UINT32_MAX / 2 ? nodes * 2 : UINT32_MAX;
+        t->fold_hook(t, t->fold_ctx);
+        *p = t->height ? t->stack[t->height - 1].node : t->root;
+    }
+    return mem_account_budget_reached("new call paths") ? overflow_child(t, *p, key, depth)
+                                                        : add_child(t, *p, key, f, depth);
+}
+
 void shadow_stack_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, unsigned depth)
 {
     if (t->overflow_height || (t->height == t->capacity && !grow_stack(t))) {
@@ -517,9 +442,7 @@ void shadow_stack_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, u
     struct shadow_node *p = t->height ? t->stack[t->height - 1].node : t->root;
     uint64_t key = child_key(f, depth);
     struct shadow_child *c = find_child(p, key);
-    if (__builtin_expect(!c, 0) &&
-        !(c = mem_account_budget_reached("new call paths") ? overflow_child(t, p, key, depth)
-                                                           : add_child(t, p, key, f, depth))) {
+    if (__builtin_expect(!c, 0) && !(c = new_child(t, &p, key, f, depth))) {
         t->overflow_height++;
         t->stats.overflow++;
         return;

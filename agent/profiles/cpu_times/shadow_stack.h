@@ -75,6 +75,11 @@ struct shadow_stats {
 
 struct shadow_thread;
 
+/* Called by shadow_stack_enter on the owner thread, between two calls, when a new call path is
+ * about to be made and the thread holds at least its fold threshold of nodes: it may call
+ * shadow_fold_run (below). The threshold is then doubled unless the fold set it. */
+typedef void (*shadow_fold_hook)(struct shadow_thread *t, void *ctx);
+
 /* A thread's state; per_method adds the method records cpu=old needs. grow_lock (may be NULL)
  * is taken when the counter table is replaced by a larger one: readers (the totals) must hold
  * it. NULL if out of memory. */
@@ -89,6 +94,10 @@ void shadow_stack_enter(struct shadow_thread *t, shadow_frame f, uint64_t now, u
 /* An exit of f: pops f, and first every frame above it (they were left by an exception that
  * no handler of theirs saw). An exit of a frame not on the stack is ignored. */
 void shadow_stack_exit(struct shadow_thread *t, shadow_frame f, uint64_t now);
+
+/* Installs the fold hook, first called once the thread holds min_nodes nodes. */
+void shadow_stack_set_fold_hook(struct shadow_thread *t, shadow_fold_hook hook, void *ctx,
+                                uint32_t min_nodes);
 
 uint32_t shadow_stack_height(const struct shadow_thread *t);
 struct shadow_stats shadow_stack_thread_stats(const struct shadow_thread *t);
@@ -134,9 +143,40 @@ int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread
 int shadow_totals_add_totals(struct shadow_totals *dst, const struct shadow_totals *src,
                              unsigned depth);
 
+/* Adds one row's counts (frames top first; the method of frames[0], which is the row's
+ * frame) as shadow_totals_add_thread adds a node's. */
+int shadow_totals_add_count(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames,
+                            uint32_t n, uint64_t calls, uint64_t self);
+
 size_t shadow_totals_count(const struct shadow_totals *s);
 const struct shadow_total *shadow_totals_at(const struct shadow_totals *s, size_t i);
 size_t shadow_totals_method_count(const struct shadow_totals *s);
 const struct shadow_method_total *shadow_totals_method_at(const struct shadow_totals *s, size_t i);
+
+/* ---- folding the paths of unloaded classes (shadow_fold.c) ----------------------------- */
+
+/* The fold's first threshold in the agent: a thread with fewer nodes never folds. */
+#define SHADOW_FOLD_MIN_NODES 4096
+
+/* Whether class cnum is gone for good: unloaded, none of its methods can run again. */
+typedef bool (*shadow_gone_fn)(uint32_t cnum, void *ctx);
+
+struct shadow_fold_result {
+    uint32_t nodes_before, nodes_after; /* nodes of t */
+    uint64_t rows;                      /* counters moved to the totals */
+};
+
+/* Owner thread only, between two calls (the fold hook). Every call path of t that names a
+ * method of a gone class can never be entered again: its counters (calls and self time of each
+ * callee seen from it, and of it from its callers) are added to `to` under `thread` at full
+ * depth, as shadow_totals_add_thread adds them at a thread's end, and its node and callee table
+ * are freed; a node is kept without its table only as a frame of a longer path that stays. The
+ * nodes left move to fresh tables of their size. Holds t's grow_lock while it adds to `to` and
+ * switches tables, so a reader that holds it sees every count exactly once. Sets the next
+ * threshold to twice the nodes left (at least min_nodes). Returns 0, or -1 when out of memory
+ * (nothing moved, or part of the counters lost when `to` could not grow). */
+int shadow_fold_run(struct shadow_thread *t, struct shadow_totals *to, uint32_t thread,
+                    shadow_gone_fn gone, void *ctx, uint32_t min_nodes,
+                    struct shadow_fold_result *res);
 
 #endif

@@ -1,35 +1,64 @@
 /* The totals of cpu=times: every thread's counters (shadow_stack.c) summed per trace and per
  * method at a dump, keyed by (thread, frames). Pure C, like the stacks. */
-#include "shadow_stack.h"
+#include "shadow_stack_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "keymap.h"
 #include "mem_account.h"
+#include "segarray.h"
 
 /* ---- totals ---------------------------------------------------------------------------- */
 
+/* Rows never move (a segarray); their frame lists are in chunks of their own, and the index
+ * holds row numbers: about 90 bytes a row of 4 frames, as the ended threads' totals keep one
+ * per path ever run (issue 31). */
+#define FRAMES_CHUNK (64 * 1024)
+
+struct frames_chunk {
+    struct frames_chunk *next;
+    size_t used, size;
+    shadow_frame data[];
+};
+
 struct shadow_totals {
-    struct keymap *rows_by_key; /* (thread, n, frames) -> index + 1 */
-    struct shadow_total *rows;
-    size_t nrows, cap;
+    struct segarray rows; /* struct shadow_total */
+    uint32_t *index;      /* row + 1 by hash of (thread, n, frames); 0 = empty */
+    size_t index_mask;
+    struct frames_chunk *chunks;
+    size_t bytes;                    /* the index and the frame chunks, as charged */
     struct keymap *methods_by_frame; /* frame -> index + 1 */
     struct shadow_method_total *methods;
     size_t nmethods, mcap;
 };
+
+static void charge(struct shadow_totals *s, size_t size, bool add)
+{
+    size_t b = mem_block(size);
+    if (add) {
+        s->bytes += b;
+        mem_account_charge(b);
+    } else {
+        s->bytes -= b;
+        mem_account_uncharge(b);
+    }
+}
 
 struct shadow_totals *shadow_totals_new(void)
 {
     struct shadow_totals *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->rows_by_key = keymap_new(1024);
+    segarray_init(&s->rows, sizeof(struct shadow_total));
+    s->index_mask = 255;
+    s->index = calloc(s->index_mask + 1, sizeof *s->index);
     s->methods_by_frame = keymap_new(1024);
-    if (!s->rows_by_key || !s->methods_by_frame) {
+    if (!s->index || !s->methods_by_frame) {
         shadow_totals_free(s);
         return NULL;
     }
+    charge(s, (s->index_mask + 1) * sizeof *s->index, true);
     return s;
 }
 
@@ -37,73 +66,113 @@ void shadow_totals_free(struct shadow_totals *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nrows; i++)
-        free(s->rows[i].frames);
-    free(s->rows);
+    segarray_free(&s->rows);
+    for (struct frames_chunk *c = s->chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    mem_account_uncharge(s->bytes);
+    free(s->index);
     free(s->methods);
-    keymap_free(s->rows_by_key);
     keymap_free(s->methods_by_frame);
     free(s);
 }
 
 size_t shadow_totals_bytes(const struct shadow_totals *s)
 {
-    size_t b = keymap_bytes(s->rows_by_key) + keymap_bytes(s->methods_by_frame);
-    b += s->cap * sizeof *s->rows + s->mcap * sizeof *s->methods;
-    for (size_t i = 0; i < s->nrows; i++)
-        b += mem_block(sizeof *s->rows[i].frames * (s->rows[i].n ? s->rows[i].n : 1));
-    return b;
+    return segarray_bytes((struct segarray *)&s->rows) + s->bytes +
+           keymap_bytes(s->methods_by_frame) + s->mcap * sizeof *s->methods;
+}
+
+static uint64_t row_hash(uint32_t thread, const shadow_frame *frames, uint32_t n)
+{
+    uint64_t h = mix(((uint64_t)thread << 32 | n) + 1);
+    for (uint32_t k = 0; k < n; k++)
+        h = mix(h ^ frames[k]);
+    return h;
+}
+
+/* Room for n frames (at least one, so a row's list is never NULL), or NULL. */
+static shadow_frame *frames_alloc(struct shadow_totals *s, uint32_t n)
+{
+    size_t want = n ? n : 1;
+    struct frames_chunk *c = s->chunks;
+    if (!c || c->size - c->used < want) {
+        size_t size = want > FRAMES_CHUNK / sizeof *c->data ? want : FRAMES_CHUNK / sizeof *c->data;
+        c = malloc(sizeof *c + size * sizeof *c->data);
+        if (!c)
+            return NULL;
+        charge(s, sizeof *c + size * sizeof *c->data, true);
+        c->used = 0;
+        c->size = size;
+        c->next = s->chunks;
+        s->chunks = c;
+    }
+    shadow_frame *f = c->data + c->used;
+    c->used += want;
+    return f;
+}
+
+static bool grow_index(struct shadow_totals *s)
+{
+    size_t mask = s->index_mask * 2 + 1;
+    uint32_t *index = calloc(mask + 1, sizeof *index);
+    if (!index)
+        return false;
+    for (size_t j = 0; j <= s->index_mask; j++) {
+        uint32_t v = s->index[j];
+        if (!v)
+            continue;
+        const struct shadow_total *r = segarray_at(&s->rows, v - 1);
+        size_t k = row_hash(r->thread, r->frames, r->n) & mask;
+        while (index[k])
+            k = (k + 1) & mask;
+        index[k] = v;
+    }
+    charge(s, (s->index_mask + 1) * sizeof *index, false);
+    charge(s, (mask + 1) * sizeof *index, true);
+    free(s->index);
+    s->index = index;
+    s->index_mask = mask;
+    return true;
 }
 
 static int add_row(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames, uint32_t n,
                    uint64_t calls, uint64_t self)
 {
-    uint8_t small[8 + 8 * 64];
-    size_t len = 8 + sizeof *frames * n;
-    uint8_t *key = len <= sizeof small ? small : malloc(len);
-    if (!key)
-        return -1;
-    memcpy(key, &thread, 4);
-    memcpy(key + 4, &n, 4);
-    if (n)
-        memcpy(key + 8, frames, sizeof *frames * n);
-    uint32_t v = 0;
-    int rc = 0;
-    if (keymap_get(s->rows_by_key, key, len, &v)) {
-        s->rows[v - 1].calls += calls;
-        s->rows[v - 1].self += self;
-    } else if (s->nrows == UINT32_MAX - 1) {
-        rc = -1;
-    } else {
-        if (s->nrows == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 256;
-            struct shadow_total *r = realloc(s->rows, sizeof *r * cap);
-            if (!r) {
-                rc = -1;
-                goto out;
-            }
-            s->rows = r;
-            s->cap = cap;
+    uint64_t h = row_hash(thread, frames, n);
+    size_t j = h & s->index_mask;
+    for (uint32_t v; (v = s->index[j]) != 0; j = (j + 1) & s->index_mask) {
+        struct shadow_total *r = segarray_at(&s->rows, v - 1);
+        if (r->thread == thread && r->n == n &&
+            (!n || memcmp(r->frames, frames, sizeof *frames * n) == 0)) {
+            r->calls += calls;
+            r->self += self;
+            return 0;
         }
-        struct shadow_total *r = &s->rows[s->nrows];
-        r->frames = malloc(sizeof *frames * (n ? n : 1));
-        if (!r->frames || !keymap_put(s->rows_by_key, key, len, (uint32_t)s->nrows + 1)) {
-            free(r->frames);
-            rc = -1;
-            goto out;
-        }
-        if (n)
-            memcpy(r->frames, frames, sizeof *frames * n);
-        r->thread = thread;
-        r->n = n;
-        r->calls = calls;
-        r->self = self;
-        s->nrows++;
     }
-out:
-    if (key != small)
-        free(key);
-    return rc;
+    uint32_t count = segarray_count(&s->rows);
+    if (((size_t)count + 1) * 2 > s->index_mask + 1) {
+        if (!grow_index(s))
+            return -1;
+        j = h & s->index_mask;
+        while (s->index[j])
+            j = (j + 1) & s->index_mask;
+    }
+    shadow_frame *copy = frames_alloc(s, n);
+    uint32_t i = copy ? segarray_append(&s->rows) : UINT32_MAX;
+    if (i == UINT32_MAX)
+        return -1;
+    struct shadow_total *r = segarray_at(&s->rows, i);
+    if (n)
+        memcpy(copy, frames, sizeof *frames * n);
+    r->thread = thread;
+    r->n = n;
+    r->frames = copy;
+    r->calls = calls;
+    r->self = self;
+    s->index[j] = i + 1;
+    return 0;
 }
 
 static struct shadow_method_total *method_total(struct shadow_totals *s, shadow_frame f)
@@ -127,6 +196,25 @@ static struct shadow_method_total *method_total(struct shadow_totals *s, shadow_
     return m;
 }
 
+/* A row's counts, and the same to the method of its frame f. */
+static int add_count(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames,
+                     uint32_t n, shadow_frame f, uint64_t calls, uint64_t self)
+{
+    int rc = add_row(s, thread, frames, n, calls, self);
+    struct shadow_method_total *m = method_total(s, f);
+    if (!m)
+        return -1;
+    m->calls += calls;
+    m->self += self;
+    return rc;
+}
+
+int shadow_totals_add_count(struct shadow_totals *s, uint32_t thread, const shadow_frame *frames,
+                            uint32_t n, uint64_t calls, uint64_t self)
+{
+    return n ? add_count(s, thread, frames, n, frames[0], calls, self) : -1;
+}
+
 int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread *t,
                              uint32_t thread, unsigned depth)
 {
@@ -146,15 +234,8 @@ int shadow_totals_add_thread(struct shadow_totals *s, const struct shadow_thread
             if (!calls && !self)
                 continue;
             size_t k = shadow_stack_frames_of(c->node, frames, depth);
-            if (add_row(s, thread, frames, (uint32_t)k, calls, self) != 0)
+            if (add_count(s, thread, frames, (uint32_t)k, c->node->frame, calls, self) != 0)
                 rc = -1;
-            struct shadow_method_total *m = method_total(s, c->node->frame);
-            if (!m) {
-                rc = -1;
-                continue;
-            }
-            m->calls += calls;
-            m->self += self;
         }
     }
     uint32_t nm = shadow_stack_method_count(t);
@@ -174,8 +255,8 @@ int shadow_totals_add_totals(struct shadow_totals *dst, const struct shadow_tota
                              unsigned depth)
 {
     int rc = 0;
-    for (size_t i = 0; i < src->nrows; i++) {
-        const struct shadow_total *r = &src->rows[i];
+    for (size_t i = 0; i < shadow_totals_count(src); i++) {
+        const struct shadow_total *r = shadow_totals_at(src, i);
         uint32_t n = r->n < depth ? r->n : depth;
         if (add_row(dst, r->thread, r->frames, n, r->calls, r->self) != 0)
             rc = -1;
@@ -196,12 +277,12 @@ int shadow_totals_add_totals(struct shadow_totals *dst, const struct shadow_tota
 
 size_t shadow_totals_count(const struct shadow_totals *s)
 {
-    return s->nrows;
+    return segarray_count((struct segarray *)&s->rows);
 }
 
 const struct shadow_total *shadow_totals_at(const struct shadow_totals *s, size_t i)
 {
-    return &s->rows[i];
+    return segarray_at((struct segarray *)&s->rows, (uint32_t)i);
 }
 
 size_t shadow_totals_method_count(const struct shadow_totals *s)

@@ -16,6 +16,7 @@
 #include "jvmti_util.h"
 #include "log.h"
 #include "mem_account.h"
+#include "rewritten_classes.h"
 #include "thread_table.h"
 
 /* ---- time -------------------------------------------------------------------------------
@@ -145,6 +146,35 @@ static __thread struct tracked_thread *tls_own __attribute__((tls_model("initial
 /* What tls_current holds when a state could not be made: the natives do nothing. */
 static struct tracked_thread untracked;
 
+static _Atomic(uint64_t) folded; /* counters moved by the folds, for the verbose line */
+
+static bool class_unloaded(uint32_t cnum, void *jni)
+{
+    return rewritten_classes_unloaded(jni, cnum);
+}
+
+/* The fold hook: the paths of unloaded classes go to the totals (shadow_fold_run). */
+static void fold_unloaded(struct shadow_thread *shadow, void *ctx)
+{
+    struct tracked_thread *t = ctx;
+    JavaVM *vm = jvmti_util_vm();
+    JNIEnv *jni = NULL;
+    if (!retired || !vm || (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || !jni)
+        return;
+    uint64_t start = ticks();
+    struct shadow_fold_result r = {0};
+    int rc = shadow_fold_run(shadow, retired, t->thread_serial, class_unloaded, jni,
+                             SHADOW_FOLD_MIN_NODES, &r);
+    /* the agent's own work: out of the thread's time, as a class rewrite is */
+    uint64_t end = ticks();
+    t->offset += end - start;
+    t->last = end;
+    atomic_fetch_add_explicit(&folded, r.rows, memory_order_relaxed);
+    if (rc != 0)
+        log_warning("out of memory: cpu=times could not fold the call paths of unloaded "
+                    "classes (or lost part of their counts)");
+}
+
 static struct tracked_thread *create(uint32_t thread_serial)
 {
     struct tracked_thread *t = calloc(1, sizeof *t);
@@ -156,6 +186,7 @@ static struct tracked_thread *create(uint32_t thread_serial)
         return NULL;
     }
     t->thread_serial = per_thread ? thread_serial : 0;
+    shadow_stack_set_fold_hook(t->shadow, fold_unloaded, t, SHADOW_FOLD_MIN_NODES);
     t->last = ticks();
     pthread_mutex_lock(&registry_lock);
     t->next = live;
@@ -515,5 +546,6 @@ struct tracker_natives_stats tracker_natives_stats(void)
     r.unmatched_exits = s.unmatched_exits;
     r.unwound = s.unwound;
     r.overflow = s.overflow;
+    r.folded = atomic_load_explicit(&folded, memory_order_relaxed);
     return r;
 }

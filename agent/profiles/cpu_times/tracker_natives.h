@@ -71,6 +71,7 @@ uint64_t tracker_natives_ticks_to_ns(uint64_t ticks);
 
 struct tracker_natives_stats {
     uint64_t threads, unmatched_exits, unwound, overflow;
+    uint64_t folded;      /* call-path counters of unloaded classes moved to the totals */
     bool tsc;             /* time from the time-stamp counter (else CLOCK_MONOTONIC) */
     bool per_call_lookup; /* no mount/unmount events: JVMTI storage lookup on each call */
 };
