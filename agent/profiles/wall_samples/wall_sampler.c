@@ -148,11 +148,12 @@ static bool signal_wanted(const struct wall_thread *t, int32_t jvmti_state)
            !(jvmti_state & JVMTI_THREAD_STATE_IN_NATIVE);
 }
 
-/* How long a tick waits for the threads it signalled: a thread waiting for a CPU answers when
- * it gets one (a handshake would wait as long); past this, it is walked by GetStackTrace. */
+/* How long a tick waits for the threads it signalled. A thread waiting for a CPU answers when
+ * it gets one, and sleeping meanwhile costs nothing, whereas GetStackTrace would spin as long
+ * (a handshake waits for the thread to run too): only past this is it walked that way. */
 static uint64_t signal_wait_ns(void)
 {
-    uint64_t floor = 100000000u; /* 100 ms */
+    uint64_t floor = 1000000000u; /* 1 s */
     return interval_ns > floor ? interval_ns : floor;
 }
 
@@ -164,6 +165,7 @@ static uint64_t signal_wait_ns(void)
 static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
 {
     size_t asked = 0;
+    wall_signals_begin();
     for (size_t i = 0; i < m; i++) {
         struct wall_thread *t = batch_slots[i];
         batch_signalled[i] = -1;
@@ -178,7 +180,7 @@ static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
         }
     }
     if (asked)
-        wall_signals_wait(batch_signalled, m, clock_monotonic_ns() + signal_wait_ns());
+        wall_signals_wait(clock_monotonic_ns() + signal_wait_ns());
     for (size_t i = 0; i < m; i++) {
         struct wall_thread *t = batch_slots[i];
         if (!t)

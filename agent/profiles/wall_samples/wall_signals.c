@@ -47,8 +47,11 @@ static size_t nfree, free_cap;
 static _Atomic(bool) active;
 static pid_t pid;
 
-/* Bumped by every answer: the sampler sleeps on it (a futex word: 32 bits). */
-static _Atomic(uint32_t) answers;
+/* Requests of the tick not answered yet: set by the sampler before it sends them, counted
+ * down by the handlers; the sampler sleeps on it (a futex word: 32 bits) and only the last
+ * answer wakes it (one wake-up per tick, not one per thread). */
+static _Atomic(uint32_t) pending;
+static uid_t uid;
 
 static _Atomic(uint64_t) n_sent, n_walked, n_failed, n_timeouts, handler_ns;
 
@@ -83,9 +86,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     }
     uint64_t t0 = clock_thread_cpu_ns();
     s->nframes = agct_stack_walk(s->env, s->frames, s->depth, ucontext);
+    /* Counted down before DONE: once the sampler has seen every request DONE or taken back,
+     * no handler touches the counter of its tick any more. */
+    if (atomic_fetch_sub_explicit(&pending, 1, memory_order_acq_rel) == 1)
+        syscall(SYS_futex, &pending, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     atomic_store_explicit(&s->phase, DONE, memory_order_release);
-    atomic_fetch_add_explicit(&answers, 1, memory_order_release);
-    syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     atomic_fetch_add_explicit(&handler_ns, clock_thread_cpu_ns() - t0, memory_order_relaxed);
     errno = saved_errno;
 }
@@ -110,6 +115,7 @@ const char *wall_signals_start(void)
         return "SIGVTALRM is already handled by the application or another agent";
     segarray_init(&slots, sizeof(struct sig_slot));
     pid = getpid();
+    uid = getuid();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
@@ -163,6 +169,11 @@ void wall_signals_remove(int32_t slot)
     pthread_mutex_unlock(&lock);
 }
 
+void wall_signals_begin(void)
+{
+    atomic_store_explicit(&pending, 0, memory_order_relaxed);
+}
+
 bool wall_signals_request(int32_t slot, jvmtiFrameInfo *frames, int depth)
 {
     if (slot < 0 || depth <= 0)
@@ -170,6 +181,8 @@ bool wall_signals_request(int32_t slot, jvmtiFrameInfo *frames, int depth)
     struct sig_slot *s = slot_at((uint32_t)slot);
     if (s->unanswered >= DEAF_AFTER)
         return false;
+    /* Counted before it can be answered. */
+    atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
     s->frames = (struct async_frame *)(void *)frames; /* same size: agct_stack.c checks */
     s->depth = depth;
     s->nframes = 0;
@@ -179,41 +192,34 @@ bool wall_signals_request(int32_t slot, jvmtiFrameInfo *frames, int depth)
     si.si_signo = WALL_SIGNALS_SIGNAL;
     si.si_code = SI_QUEUE;
     si.si_pid = pid;
-    si.si_uid = getuid();
+    si.si_uid = uid;
     uint64_t value = (uint32_t)slot | (uint64_t)atomic_load(&s->gen) << 32;
     si.si_value.sival_ptr = (void *)(uintptr_t)value;
     if (syscall(SYS_rt_tgsigqueueinfo, pid, s->tid, WALL_SIGNALS_SIGNAL, &si) != 0) {
         uint32_t asked = ASKED;
-        if (atomic_compare_exchange_strong(&s->phase, &asked, IDLE))
+        if (atomic_compare_exchange_strong(&s->phase, &asked, IDLE)) {
+            atomic_fetch_sub_explicit(&pending, 1, memory_order_relaxed);
             return false;
+        }
         /* Cannot happen (no signal sent), but a taken request must be collected. */
     }
     atomic_fetch_add_explicit(&n_sent, 1, memory_order_relaxed);
     return true;
 }
 
-static bool all_answered(const int32_t *list, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (list[i] >= 0 &&
-            atomic_load_explicit(&slot_at((uint32_t)list[i])->phase, memory_order_acquire) != DONE)
-            return false;
-    return true;
-}
-
-void wall_signals_wait(const int32_t *list, size_t n, uint64_t deadline_ns)
+void wall_signals_wait(uint64_t deadline_ns)
 {
     for (;;) {
-        uint32_t seen = atomic_load_explicit(&answers, memory_order_acquire);
-        if (all_answered(list, n))
+        uint32_t left = atomic_load_explicit(&pending, memory_order_acquire);
+        if (left == 0)
             return;
         uint64_t now = clock_monotonic_ns();
         if (now >= deadline_ns)
             return;
-        uint64_t left = deadline_ns - now;
-        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        /* Returns at an answer after the load above, at the timeout, or spuriously. */
-        syscall(SYS_futex, &answers, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        uint64_t ns = deadline_ns - now;
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        /* Returns when the count is no longer left, at the last answer, at the timeout. */
+        syscall(SYS_futex, &pending, FUTEX_WAIT_PRIVATE, left, &ts, NULL, 0);
     }
 }
 

@@ -34,12 +34,14 @@ int32_t wall_signals_add_current(JNIEnv *env);
 /* The slot's thread ends (the caller makes sure no request of it is pending). */
 void wall_signals_remove(int32_t slot);
 
+/* Sampler: a new tick's requests follow (the last tick's are all collected). */
+void wall_signals_begin(void);
 /* Sampler: asks slot's thread for up to depth frames into frames (the caller's, untouched by
  * the caller until wall_signals_collect). False: not sent (walk it another way). */
 bool wall_signals_request(int32_t slot, jvmtiFrameInfo *frames, int depth);
-/* Sampler: sleeps until every one of the n slots asked has answered or until deadline_ns
- * (monotonic). */
-void wall_signals_wait(const int32_t *slots, size_t n, uint64_t deadline_ns);
+/* Sampler: sleeps until every request since wall_signals_begin has been answered, or until
+ * deadline_ns (monotonic). */
+void wall_signals_wait(uint64_t deadline_ns);
 /* Sampler, after the wait: the frames' count (frames as GetStackTrace gives them), or -1 (no
  * answer by the deadline, or AGCT could not walk it: walk it another way). Either way the
  * handler no longer touches the frames after this returns. */
