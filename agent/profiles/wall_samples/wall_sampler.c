@@ -144,7 +144,12 @@ static bool unmounted_top(jvmtiEnv *jvmti, const struct wall_thread *t)
  * does not restart. */
 static bool signal_wanted(const struct wall_thread *t, int32_t jvmti_state)
 {
-    return t->sig_slot >= 0 && (jvmti_state & JVMTI_THREAD_STATE_RUNNABLE) &&
+    /* A thread with no Java frame (the VM's Notification Thread, or one not yet in run()) is
+     * RUNNABLE in the VM, perhaps blocked there: AGCT cannot walk it, and the signal that
+     * wakes it makes its CPU time move, so it would be signalled again at every tick.
+     * GetStackTrace sees it as it is (at once when it is blocked), and once that finds Java
+     * frames it is signalled again. */
+    return t->sig_slot >= 0 && !t->frameless && (jvmti_state & JVMTI_THREAD_STATE_RUNNABLE) &&
            !(jvmti_state & JVMTI_THREAD_STATE_IN_NATIVE);
 }
 
@@ -185,11 +190,19 @@ static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
         struct wall_thread *t = batch_slots[i];
         if (!t)
             continue;
-        jint n = batch_signalled[i] >= 0 ? wall_signals_collect(batch_signalled[i]) : -1;
+        uint64_t cpu_after = 0;
+        jint n =
+            batch_signalled[i] >= 0 ? wall_signals_collect(batch_signalled[i], &cpu_after) : -1;
+        /* Its CPU time as it answered: the handler's own CPU must not make the next visit
+         * believe it ran and signal it again (a thread blocked in the VM, which no JVMTI state
+         * tells from one running there, would then be signalled at every tick). */
+        if (cpu_after > t->seen.cpu_ns)
+            t->seen.cpu_ns = cpu_after;
         if (n < 0 && (*jvmti)->GetStackTrace(jvmti, batch_refs[i], 0, depth, t->frames, &n) !=
                          JVMTI_ERROR_NONE)
             continue; /* ended meanwhile: its ThreadEnd credits it */
         t->nframes = n;
+        t->frameless = n == 0;
         t->seen.have_stack = true;
         enum hprof_wall_state state = batch_visits[i].state;
         if (t->is_virtual && state == HPROF_WALL_RUNNING && n > 0 && unmounted_top(jvmti, t))

@@ -36,6 +36,7 @@ struct sig_slot {
     int depth;
     /* Written by the handler before DONE (release). */
     int nframes;
+    uint64_t cpu_ns; /* the thread's CPU time as the handler ends */
     /* The sampler's own. */
     int unanswered;
 };
@@ -86,12 +87,14 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
     }
     uint64_t t0 = clock_thread_cpu_ns();
     s->nframes = agct_stack_walk(s->env, s->frames, s->depth, ucontext);
+    uint64_t t1 = clock_thread_cpu_ns();
+    s->cpu_ns = t1;
     /* Counted down before DONE: once the sampler has seen every request DONE or taken back,
      * no handler touches the counter of its tick any more. */
     if (atomic_fetch_sub_explicit(&pending, 1, memory_order_acq_rel) == 1)
         syscall(SYS_futex, &pending, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     atomic_store_explicit(&s->phase, DONE, memory_order_release);
-    atomic_fetch_add_explicit(&handler_ns, clock_thread_cpu_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&handler_ns, t1 - t0, memory_order_relaxed);
     errno = saved_errno;
 }
 
@@ -223,9 +226,10 @@ void wall_signals_wait(uint64_t deadline_ns)
     }
 }
 
-int wall_signals_collect(int32_t slot)
+int wall_signals_collect(int32_t slot, uint64_t *cpu_ns)
 {
     struct sig_slot *s = slot_at((uint32_t)slot);
+    *cpu_ns = 0;
     uint32_t asked = ASKED;
     if (atomic_compare_exchange_strong_explicit(&s->phase, &asked, IDLE, memory_order_acquire,
                                                 memory_order_acquire)) {
@@ -237,6 +241,7 @@ int wall_signals_collect(int32_t slot)
     while (atomic_load_explicit(&s->phase, memory_order_acquire) != DONE)
         sched_yield();
     int n = s->nframes;
+    *cpu_ns = s->cpu_ns;
     atomic_store_explicit(&s->phase, IDLE, memory_order_relaxed);
     s->unanswered = 0;
     if (n > s->depth)

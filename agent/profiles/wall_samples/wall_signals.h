@@ -44,8 +44,10 @@ bool wall_signals_request(int32_t slot, jvmtiFrameInfo *frames, int depth);
 void wall_signals_wait(uint64_t deadline_ns);
 /* Sampler, after the wait: the frames' count (frames as GetStackTrace gives them), or -1 (no
  * answer by the deadline, or AGCT could not walk it: walk it another way). Either way the
- * handler no longer touches the frames after this returns. */
-int wall_signals_collect(int32_t slot);
+ * handler no longer touches the frames after this returns. *cpu_ns: the thread's CPU time
+ * when its handler ended, walkable or not (0: no answer): the stack is that of this CPU time,
+ * and the handler's own CPU is no sign that the thread ran. */
+int wall_signals_collect(int32_t slot, uint64_t *cpu_ns);
 
 struct wall_signals_stats {
     uint64_t sent, walked, failed, timeouts; /* requests; walked by the handler; not; unanswered */

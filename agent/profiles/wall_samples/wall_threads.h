@@ -19,6 +19,7 @@ struct wall_thread {
     bool on;                  /* CONTROL: sampling of this thread on */
     bool is_virtual;          /* a virtual thread: no CPU clock (wall_state_visit_virtual) */
     int32_t sig_slot;         /* its slot in wall_signals.h, -1: none (GetStackTrace) */
+    bool frameless;           /* its last walk found no Java frame: not signalled (below) */
     struct wall_seen seen;
     enum hprof_wall_state state; /* at the last visit */
     uint32_t trace;              /* the last trace credited (state pseudo-frame on top), 0: none */
