@@ -82,6 +82,11 @@ int agct_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth)
     int n = trace.num_frames;
     if (n < 0 || n > depth)
         return -1;
+    return agct_stack_to_frame_info(frames, n);
+}
+
+int agct_stack_to_frame_info(jvmtiFrameInfo *frames, int n)
+{
     /* Same slots, converted front to back: each frame is copied out whole before its slot is
      * written (memcpy: the two views of one slot must not be reordered). */
     for (int i = 0; i < n; i++) {

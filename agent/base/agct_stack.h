@@ -39,6 +39,11 @@ void agct_stack_prepare_class(jvmtiEnv *jvmti, jclass klass);
  * (SampledObjectAlloc). Returns the number of frames, or -1: use GetStackTrace. */
 int agct_stack_get(JNIEnv *jni, jvmtiFrameInfo *frames, int depth);
 
+/* Converts in place n frames that AGCT wrote into frames (as struct async_frame, the same
+ * size) into jvmtiFrameInfo. Returns n, or -1 when a frame has no jmethodID yet or an
+ * unexpected location (use GetStackTrace). */
+int agct_stack_to_frame_info(jvmtiFrameInfo *frames, int n);
+
 /* AGCT's frame, from its public description: the bytecode index of a Java frame
  * (ASYNC_FRAME_NATIVE for a native method) and the jmethodID (NULL when the method has none). */
 struct async_frame {

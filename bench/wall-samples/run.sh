@@ -6,6 +6,10 @@
 # agent, and the sampler's own figures (its verbose line) of the last wall=y run.
 #
 #   bench/wall-samples/run.sh <libhprof.so> [java] [runs] [millis] [idle] [busy]
+#
+# WALL_LIBS="name=/path/libhprof.so ..." adds wall=y runs of other builds of the agent to the
+# same interleaving (configuration wall-<name>), e.g. the build before a change, or one patched
+# to take no stack at all, to measure what a tick costs by itself.
 set -euo pipefail
 lib=${1:?usage: $0 <libhprof.so> [java] [runs] [millis] [idle] [busy]}
 java=${2:-java}
@@ -19,10 +23,16 @@ trap 'rm -rf "$work"' EXIT
 "$(dirname "$(readlink -f "$(command -v "$java")")")/javac" --release 17 -d "$work" "$here/WallIdle.java"
 
 configs=(none wall jfr-profile)
+declare -A libs=()
+for spec in ${WALL_LIBS:-}; do
+  libs[${spec%%=*}]=${spec#*=}
+  configs+=("wall-${spec%%=*}")
+done
 args_of() {
   case $1 in
     none) ;;
     wall) echo "-agentpath:$lib=wall=y,file=$work/out.txt" ;;
+    wall-*) echo "-agentpath:${libs[${1#wall-}]}=wall=y,file=$work/out.txt" ;;
     jfr-profile) echo "-XX:StartFlightRecording=settings=profile,filename=$work/rec.jfr" ;;
   esac
 }
@@ -33,7 +43,7 @@ for ((r = 0; r < runs; r++)); do
     out=$("$java" -Xss256k $(args_of "$c") -cp "$work" WallIdle "$idle" "$busy" "$millis" 2>"$work/err")
     v=$(sed -n 's/.*cpu-ns-per-kiter \([0-9.]*\).*/\1/p' <<<"$out")
     results[$c]+="$v "
-    [ "$c" = wall ] && grep 'wall=y:' "$work/err" >"$work/wall-line" || true
+    [ "${c%%-*}" = wall ] && grep 'wall=y:' "$work/err" >"$work/line-$c" || true
     rm -f "$work/out.txt" "$work/rec.jfr"
   done
 done
@@ -45,4 +55,6 @@ for c in "${configs[@]}"; do
   printf '%-12s median cpu-ns-per-kiter %8s  ratio %s   runs: %s\n' "$c" "$m" \
     "$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.3f", a / b}')" "${results[$c]}"
 done
-cat "$work/wall-line"
+for c in "${configs[@]}"; do
+  [ -f "$work/line-$c" ] && sed "s/^/$c: /" "$work/line-$c" || true
+done

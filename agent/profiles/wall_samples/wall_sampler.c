@@ -13,6 +13,7 @@
 #include "log.h"
 #include "sample_counts.h"
 #include "trace_table.h"
+#include "wall_signals.h"
 #include "wall_threads.h"
 
 #define STOP_WAIT_NS INT64_C(5000000000)
@@ -40,7 +41,8 @@ static int last_depth = -1;
 static jthread batch_refs[WALL_SAMPLER_BATCH];
 static struct wall_thread *batch_slots[WALL_SAMPLER_BATCH];
 static struct wall_visit batch_visits[WALL_SAMPLER_BATCH];
-static jvmtiFrameInfo *frame_buf; /* 1 + HPROF_DEPTH_MAX */
+static int32_t batch_signalled[WALL_SAMPLER_BATCH]; /* the signal slot asked, or -1 */
+static jvmtiFrameInfo *frame_buf;                   /* 1 + HPROF_DEPTH_MAX */
 
 bool wall_sampler_init(int interval_ms, unsigned states, bool thread)
 {
@@ -135,19 +137,72 @@ static bool unmounted_top(jvmtiEnv *jvmti, const struct wall_thread *t)
     return is;
 }
 
-/* One GetStackTrace per thread, not one GetThreadListStackTraces for the batch: the list call
- * is a safepoint of the whole VM (every thread stops until the last one, perhaps descheduled,
- * reaches a poll), the single call a handshake with that thread alone. */
+/* Whether a thread in this JVMTI state is asked for its stack by signal (wall_signals.h): one
+ * in Java code or the VM. GetStackTrace of such a thread is a handshake the sampler waits for
+ * until the thread reaches a safepoint poll; a thread in native code or waiting is walked by
+ * the sampler at once (it is at a safepoint), and a signal could cut short a system call that
+ * does not restart. */
+static bool signal_wanted(const struct wall_thread *t, int32_t jvmti_state)
+{
+    /* A thread with no Java frame (the VM's Notification Thread, or one not yet in run()) is
+     * RUNNABLE in the VM, perhaps blocked there: AGCT cannot walk it, and the signal that
+     * wakes it makes its CPU time move, so it would be signalled again at every tick.
+     * GetStackTrace sees it as it is (at once when it is blocked), and once that finds Java
+     * frames it is signalled again. */
+    return t->sig_slot >= 0 && !t->frameless && (jvmti_state & JVMTI_THREAD_STATE_RUNNABLE) &&
+           !(jvmti_state & JVMTI_THREAD_STATE_IN_NATIVE);
+}
+
+/* How long a tick waits for the threads it signalled. A thread waiting for a CPU answers when
+ * it gets one, and sleeping meanwhile costs nothing, whereas GetStackTrace would spin as long
+ * (a handshake waits for the thread to run too): only past this is it walked that way. */
+static uint64_t signal_wait_ns(void)
+{
+    uint64_t floor = 1000000000u; /* 1 s */
+    return interval_ns > floor ? interval_ns : floor;
+}
+
+/* The threads in Java code are signalled first, all together, and walk themselves
+ * (wall_signals.h); the others get one GetStackTrace each, as does any thread whose signal
+ * brought no stack. Not one GetThreadListStackTraces for all of them: that is a safepoint of
+ * the whole VM (every thread stops until the last one, perhaps descheduled, reaches a poll),
+ * a single GetStackTrace a handshake with that thread alone. */
 static void walk_batch(jvmtiEnv *jvmti, size_t m, int depth)
 {
+    size_t asked = 0;
+    wall_signals_begin();
     for (size_t i = 0; i < m; i++) {
         struct wall_thread *t = batch_slots[i];
-        jint n = 0;
-        if (!wall_threads_reserve(t, depth > 0 ? depth : 1) ||
-            (*jvmti)->GetStackTrace(jvmti, batch_refs[i], 0, depth, t->frames, &n) !=
-                JVMTI_ERROR_NONE)
+        batch_signalled[i] = -1;
+        if (!wall_threads_reserve(t, depth > 0 ? depth : 1)) {
+            batch_slots[i] = NULL;
+            continue;
+        }
+        if (signal_wanted(t, t->seen.jvmti_state) &&
+            wall_signals_request(t->sig_slot, t->frames, depth)) {
+            batch_signalled[i] = t->sig_slot;
+            asked++;
+        }
+    }
+    if (asked)
+        wall_signals_wait(clock_monotonic_ns() + signal_wait_ns());
+    for (size_t i = 0; i < m; i++) {
+        struct wall_thread *t = batch_slots[i];
+        if (!t)
+            continue;
+        uint64_t cpu_after = 0;
+        jint n =
+            batch_signalled[i] >= 0 ? wall_signals_collect(batch_signalled[i], &cpu_after) : -1;
+        /* Its CPU time as it answered: the handler's own CPU must not make the next visit
+         * believe it ran and signal it again (a thread blocked in the VM, which no JVMTI state
+         * tells from one running there, would then be signalled at every tick). */
+        if (cpu_after > t->seen.cpu_ns)
+            t->seen.cpu_ns = cpu_after;
+        if (n < 0 && (*jvmti)->GetStackTrace(jvmti, batch_refs[i], 0, depth, t->frames, &n) !=
+                         JVMTI_ERROR_NONE)
             continue; /* ended meanwhile: its ThreadEnd credits it */
         t->nframes = n;
+        t->frameless = n == 0;
         t->seen.have_stack = true;
         enum hprof_wall_state state = batch_visits[i].state;
         if (t->is_virtual && state == HPROF_WALL_RUNNING && n > 0 && unmounted_top(jvmti, t))

@@ -1,6 +1,7 @@
 /* wall=y's agent thread, "HPROF wall sampler": every wall_interval it visits a bounded batch of
- * the sampled threads (wall_threads.h), decides their state (wall_state.h), walks the stacks of
- * those that ran since their last visit (one GetStackTrace each), reuses the last stack of
+ * the sampled threads (wall_threads.h), decides their state (wall_state.h), takes new stacks of
+ * those that ran since their last visit (by signal for threads in Java code: wall_signals.h;
+ * one GetStackTrace each for the others), reuses the last stack of
  * the others (virtual threads too: wall_vthreads.h), and counts the samples per trace (state
  * pseudo-frame on top). Owns the counts behind WALL SAMPLES. doc/wall-samples.md. */
 #ifndef HPROF_WALL_SAMPLER_H

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agct_stack.h"
 #include "clock.h"
 #include "emit.h"
 #include "frame_table.h"
@@ -12,6 +13,7 @@
 #include "ranking.h"
 #include "trace_table.h"
 #include "wall_sampler.h"
+#include "wall_signals.h"
 #include "wall_threads.h"
 #include "wall_vthreads.h"
 
@@ -30,6 +32,11 @@ static void wall_samples_add_capabilities(const struct hprof_options *opts, jvmt
     caps->can_get_thread_cpu_time = 1; /* whether a thread ran since its last visit */
 }
 
+static void wall_samples_set_callbacks(jvmtiEventCallbacks *cb)
+{
+    agct_stack_set_callbacks(cb); /* ClassLoad: AGCT answers only while it is on */
+}
+
 static struct hprof_error wall_samples_start(jvmtiEnv *jvmti, const struct hprof_options *opts,
                                              bool live)
 {
@@ -38,6 +45,13 @@ static struct hprof_error wall_samples_start(jvmtiEnv *jvmti, const struct hprof
     if (!wall_sampler_init(opts->wall_interval_ms, opts->wall_states, opts->thread) ||
         !wall_threads_init(opts->wall_names))
         return hprof_errorf("wall=y: out of memory at start-up");
+    const char *why = wall_signals_start();
+    if (!why && agct_stack_enable_events(jvmti) != 0)
+        why = "ClassLoad events cannot be enabled"; /* the handlers' walks would all fail */
+    if (why)
+        log_warning("wall=y: %s; the stacks of threads in Java code are taken by GetStackTrace "
+                    "(a handshake: more costly)",
+                    why);
     struct hprof_error e = wall_vthreads_start(jvmti); /* JDK 21+ */
     if (hprof_failed(&e))
         log_warning("wall=y: %s; virtual threads will not be sampled", e.text);
@@ -46,12 +60,11 @@ static struct hprof_error wall_samples_start(jvmtiEnv *jvmti, const struct hprof
 
 static void wall_samples_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    (void)thread;
     wall_sampler_prepare();
     uint64_t now;
     int64_t tick = wall_sampler_tick_now(&now);
     wall_vthreads_vm_init(jni);
-    wall_threads_add_live(jvmti, jni, tick, now);
+    wall_threads_add_live(jvmti, jni, thread, tick, now);
     if (!wall_sampler_start(jvmti, jni))
         log_error("wall=y: cannot start the sampler thread");
 }
@@ -61,7 +74,7 @@ static void wall_samples_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thre
     uint64_t now;
     int64_t tick = wall_sampler_tick_now(&now);
     /* ThreadStart runs on the new thread: its own CPU clock is the cheap one. */
-    wall_threads_add(jvmti, jni, thread, tick, now, clock_thread_cpu_ns());
+    wall_threads_add(jvmti, jni, thread, tick, now, clock_thread_cpu_ns(), true);
 }
 
 static void wall_samples_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -152,6 +165,16 @@ static void wall_samples_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
              (unsigned long long)s.visits, (unsigned long long)s.walks,
              s.visits ? 100.0 * (double)(s.visits - s.walks) / (double)s.visits : 0.0,
              s.ticks ? (double)s.cpu_ns / (double)s.ticks / 1e3 : 0.0, (double)s.max_tick_ns / 1e3);
+    struct wall_signals_stats g;
+    wall_signals_get_stats(&g);
+    if (wall_signals_active())
+        log_info("wall=y: %llu stacks asked by signal: %llu walked by the thread itself (%.1f us "
+                 "of its CPU each), %llu not walkable there and %llu unanswered within the wait "
+                 "(both then by GetStackTrace)",
+                 (unsigned long long)g.sent, (unsigned long long)g.walked,
+                 g.walked + g.failed ? (double)g.handler_ns / (double)(g.walked + g.failed) / 1e3
+                                     : 0.0,
+                 (unsigned long long)g.failed, (unsigned long long)g.timeouts);
 }
 
 const struct hprof_profile wall_samples_profile = {
@@ -160,6 +183,7 @@ const struct hprof_profile wall_samples_profile = {
     .option_text = "wall=y",
     .enabled = wall_samples_enabled,
     .add_capabilities = wall_samples_add_capabilities,
+    .set_callbacks = wall_samples_set_callbacks,
     .start = wall_samples_start,
     .vm_init = wall_samples_vm_init,
     .thread_start = wall_samples_thread_start,

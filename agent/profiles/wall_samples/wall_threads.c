@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jvmti_util.h"
+#include "wall_signals.h"
 
 /* The agent's own threads ("HPROF cpu sampler", ...) are no application time. */
 #define AGENT_THREAD_PREFIX "HPROF "
@@ -63,12 +64,13 @@ static bool name_kept(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 }
 
 static void add_slot(JNIEnv *jni, jthread thread, struct thread_info *info, int64_t tick,
-                     uint64_t now_ns, uint64_t cpu_ns, bool is_virtual)
+                     uint64_t now_ns, uint64_t cpu_ns, bool is_virtual, bool current)
 {
     struct wall_thread *t = calloc(1, sizeof *t);
     if (!t)
         return;
     t->is_virtual = is_virtual;
+    t->sig_slot = current && !is_virtual ? wall_signals_add_current(jni) : -1;
     t->ref = (*jni)->NewGlobalRef(jni, thread);
     t->info = info;
     t->seen.tick = tick;
@@ -90,6 +92,7 @@ static void add_slot(JNIEnv *jni, jthread thread, struct thread_info *info, int6
         slots[nslots++] = t;
     pthread_mutex_unlock(&lock);
     if (!added) {
+        wall_signals_remove(t->sig_slot);
         if (t->ref)
             (*jni)->DeleteGlobalRef(jni, t->ref);
         free(t);
@@ -97,14 +100,14 @@ static void add_slot(JNIEnv *jni, jthread thread, struct thread_info *info, int6
 }
 
 void wall_threads_add(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int64_t tick, uint64_t now_ns,
-                      uint64_t cpu_ns)
+                      uint64_t cpu_ns, bool current)
 {
     if (!thread || (carrier_class && (*jni)->IsInstanceOf(jni, thread, carrier_class)) ||
         !name_kept(jvmti, jni, thread))
         return;
     struct thread_info *info = thread_table_of(jvmti, jni, thread);
     if (info)
-        add_slot(jni, thread, info, tick, now_ns, cpu_ns, false);
+        add_slot(jni, thread, info, tick, now_ns, cpu_ns, false, current);
 }
 
 void wall_threads_add_virtual(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread, int64_t tick,
@@ -114,7 +117,7 @@ void wall_threads_add_virtual(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread, int
         return;
     struct thread_info *info = thread_table_of(jvmti, jni, vthread);
     if (info)
-        add_slot(jni, vthread, info, tick, now_ns, 0, true);
+        add_slot(jni, vthread, info, tick, now_ns, 0, true, false);
 }
 
 void wall_threads_skip_carriers(jclass carrier)
@@ -122,7 +125,8 @@ void wall_threads_skip_carriers(jclass carrier)
     carrier_class = carrier;
 }
 
-void wall_threads_add_live(jvmtiEnv *jvmti, JNIEnv *jni, int64_t tick, uint64_t now_ns)
+void wall_threads_add_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread current, int64_t tick,
+                           uint64_t now_ns)
 {
     jint n = 0;
     jthread *threads = NULL;
@@ -132,7 +136,8 @@ void wall_threads_add_live(jvmtiEnv *jvmti, JNIEnv *jni, int64_t tick, uint64_t 
         jlong cpu = 0;
         if ((*jvmti)->GetThreadCpuTime(jvmti, threads[i], &cpu) != JVMTI_ERROR_NONE)
             cpu = 0;
-        wall_threads_add(jvmti, jni, threads[i], tick, now_ns, (uint64_t)cpu);
+        bool is_current = current && (*jni)->IsSameObject(jni, threads[i], current);
+        wall_threads_add(jvmti, jni, threads[i], tick, now_ns, (uint64_t)cpu, is_current);
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
     jvmti_util_free(jvmti, threads);
@@ -147,7 +152,8 @@ void wall_threads_end(JNIEnv *jni, const struct thread_info *info,
         if (slots[i]->info == info) {
             gone = slots[i];
             fn(gone, arg);
-            slots[i] = slots[--nslots]; /* order does not matter: the sampler goes round */
+            wall_signals_remove(gone->sig_slot); /* no request pending: ticks hold the lock */
+            slots[i] = slots[--nslots];          /* order does not matter: the sampler goes round */
             break;
         }
     }

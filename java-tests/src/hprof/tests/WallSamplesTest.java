@@ -75,6 +75,11 @@ class WallSamplesTest {
                 + " samples of " + interval + " ms\n" + byThread;
         assertTrue(shortSamples >= 0.95 * runMs / interval, life);
         assertTrue(shortSamples <= 1.05 * outerMs / interval, life);
+        // The request thread's compute phase runs Java code: its new stacks are asked by signal and walked
+        // by the thread itself (wall_signals.c), not by a GetStackTrace handshake; a silent fall back to
+        // the handshake for every thread would cost five times more (doc/wall-samples.md, "Cost").
+        long bySignal = number(r, "stacks asked by signal: (\\d+) walked by the thread itself");
+        assertTrue(bySignal > 0, "no stack walked by signal\n" + r.describe());
         // The samples stand for fixed intervals only if the sampler kept its schedule: on a machine so
         // loaded that it missed more than a fifth of its ticks (a handshake with a descheduled thread),
         // the shares are not judged (reported as aborted, not passed).
