@@ -100,10 +100,14 @@ class MonitorTest {
             assertTrue(name.startsWith("contender-"), "contention charged to " + name + "\n" + out.text);
             msByThread.merge(name, row.selfPercent * time.totalMs / 100, Double::sum);
         }
-        assertEquals(4, msByThread.size(), "rows of every contender\n" + time.text);
-        for (Map.Entry<String, Double> e : msByThread.entrySet())
-            assertWithin(number(r.out(), "blocked_ms[" + e.getKey() + "]"), e.getValue(),
-                    "time charged to " + e.getKey() + "\n" + time.text + "\n" + r.out());
+        // Each contender's own blocked time, a row or not: on JDK 21 a virtual thread that holds
+        // the monitor while it sleeps pins its carrier, so with two carriers a contender may
+        // only get one when the monitor is free and never block (no row, 0 ms of its own).
+        for (int i = 0; i < 4; i++) {
+            String name = "contender-" + i;
+            assertWithin(number(r.out(), "blocked_ms[" + name + "]"), msByThread.getOrDefault(name, 0.0),
+                    "time charged to " + name + "\n" + time.text + "\n" + r.out());
+        }
 
         int waiter = out.threadId("signal-waiter");
         assertTrue(out.lines.contains("WAIT: MONITOR LMonitorContention$Signal;, timeout=300, thread " + waiter),
