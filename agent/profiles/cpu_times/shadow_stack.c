@@ -186,19 +186,19 @@ size_t shadow_stack_node_frames(const struct shadow_thread *t, uint32_t i, shado
 
 static uint64_t key_hash_of_stack(const struct shadow_thread *t, shadow_frame f, uint32_t len)
 {
-    uint64_t h = mix(f ^ len);
+    uint64_t h = hash_mix64(f ^ len);
     for (uint32_t k = 1; k < len; k++)
-        h = mix(h ^ (t->stack[t->height - k].key & FRAME_BITS));
+        h = hash_mix64(h ^ (t->stack[t->height - k].key & FRAME_BITS));
     return h;
 }
 
 uint64_t shadow_stack_node_hash(const struct shadow_node *n)
 {
     uint32_t len = n->len;
-    uint64_t h = mix(n->frame ^ len);
+    uint64_t h = hash_mix64(n->frame ^ len);
     const struct shadow_node *p = n->parent;
     for (uint32_t k = 1; k < len; k++, p = p->parent)
-        h = mix(h ^ p->frame);
+        h = hash_mix64(h ^ p->frame);
     return h;
 }
 
@@ -240,7 +240,7 @@ static bool grow_keys(struct shadow_thread *t)
 
 static uint32_t method_of(struct shadow_thread *t, shadow_frame f)
 {
-    uint32_t j = (uint32_t)mix(f) & t->method_mask;
+    uint32_t j = (uint32_t)hash_mix64(f) & t->method_mask;
     for (uint32_t i; (i = t->method_slots[j]) != 0; j = (j + 1) & t->method_mask)
         if (METHOD(t, i)->frame == f)
             return i;
@@ -253,7 +253,7 @@ static uint32_t method_of(struct shadow_thread *t, shadow_frame f)
             uint32_t i = t->method_slots[s];
             if (!i)
                 continue;
-            uint32_t k = (uint32_t)mix(METHOD(t, i)->frame) & mask;
+            uint32_t k = (uint32_t)hash_mix64(METHOD(t, i)->frame) & mask;
             while (slots[k])
                 k = (k + 1) & mask;
             slots[k] = i;
@@ -263,7 +263,7 @@ static uint32_t method_of(struct shadow_thread *t, shadow_frame f)
         shadow_stack_account(t, sizeof *slots * ((size_t)mask + 1), true);
         t->method_slots = slots;
         t->method_mask = mask;
-        j = (uint32_t)mix(f) & mask;
+        j = (uint32_t)hash_mix64(f) & mask;
         while (slots[j])
             j = (j + 1) & mask;
     }

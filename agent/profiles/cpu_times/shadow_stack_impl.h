@@ -1,9 +1,10 @@
 /* The inside of a thread's cpu=times state (shadow_stack.c), shared with the fold of unloaded
- * classes' paths (shadow_fold.c) and the totals (shadow_totals.c, for mix) only: nothing else
- * may include it. */
+ * classes' paths (shadow_fold.c) and the totals (shadow_totals.c, for hash_mix64) only: nothing
+ * else may include it. */
 #ifndef HPROF_SHADOW_STACK_IMPL_H
 #define HPROF_SHADOW_STACK_IMPL_H
 
+#include "hash_mix.h"
 #include "shadow_stack.h"
 
 /* Address-stable storage that grows by doubling chunks (64, 128, 256, ... elements), so
@@ -31,16 +32,6 @@ static inline void *chunked_at(const struct chunked *c, uint32_t i)
     unsigned k = chunk_of(i, &off);
     char *p = atomic_load_explicit(&((struct chunked *)c)->chunk[k], memory_order_acquire);
     return p + (size_t)off * c->elem;
-}
-
-static inline uint64_t mix(uint64_t h)
-{
-    h ^= h >> 31;
-    h *= 0x7fb5d329728ea185ull;
-    h ^= h >> 27;
-    h *= 0x81dadef4bc2dd44dull;
-    h ^= h >> 33;
-    return h;
 }
 
 struct entry {

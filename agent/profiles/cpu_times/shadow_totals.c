@@ -86,9 +86,9 @@ size_t shadow_totals_bytes(const struct shadow_totals *s)
 
 static uint64_t row_hash(uint32_t thread, const shadow_frame *frames, uint32_t n)
 {
-    uint64_t h = mix(((uint64_t)thread << 32 | n) + 1);
+    uint64_t h = hash_mix64(((uint64_t)thread << 32 | n) + 1);
     for (uint32_t k = 0; k < n; k++)
-        h = mix(h ^ frames[k]);
+        h = hash_mix64(h ^ frames[k]);
     return h;
 }
 
