@@ -7,20 +7,18 @@
 #include "mem_account.h"
 #include "segarray.h"
 
-/* The index: open addressing over 64-bit keys (class serial << 32 | trace serial, never 0).
- * Readers probe without a lock; a writer (holding the mutex) fills a slot's id before its key,
- * with release order, so a reader that sees the key sees the id. Growing builds a new index
- * and publishes it; old indexes stay readable until site_table_free (they total less than the
- * current one), because a reader may still be probing them. */
-struct slot {
-    _Atomic(uint64_t) key; /* 0 = empty */
-    _Atomic(uint32_t) id;
-};
-
+/* The index: open addressing, 8 bytes a slot: the site id (low 32 bits) and the high 32 bits of
+ * the key's hash (a slot is 0 when empty; ids are never 0). A slot whose hash bits match is
+ * checked against the site's own serials, so the key is not stored twice (a slot of key and id
+ * took 16 bytes). Readers probe without a lock; a writer (holding the mutex) fills the site's
+ * serials before it stores the slot, with release order, so a reader that sees the slot sees
+ * the serials. Growing builds a new index and publishes it; old indexes stay readable until
+ * site_table_free (they total less than the current one), because a reader may still be
+ * probing them. */
 struct index {
     size_t mask; /* capacity - 1, capacity a power of two */
     struct index *older;
-    struct slot slots[];
+    _Atomic(uint64_t) slots[];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,33 +57,43 @@ static uint64_t mix(uint64_t k)
 
 static struct index *index_new(size_t capacity)
 {
-    struct index *x = calloc(1, sizeof *x + capacity * sizeof(struct slot));
+    struct index *x = calloc(1, sizeof *x + capacity * sizeof x->slots[0]);
     if (x) {
         x->mask = capacity - 1;
-        charge(&index_bytes, mem_block(sizeof *x + capacity * sizeof(struct slot)));
+        charge(&index_bytes, mem_block(sizeof *x + capacity * sizeof x->slots[0]));
     }
     return x;
 }
 
+#define HASH_BITS(h) ((h)&0xFFFFFFFF00000000ull)
+
 /* Writer side (lock held): put key -> id into x, which has room. */
 static void index_put(struct index *x, uint64_t key, uint32_t id)
 {
-    size_t i = mix(key) & x->mask;
-    while (atomic_load_explicit(&x->slots[i].key, memory_order_relaxed) != 0)
+    uint64_t h = mix(key);
+    size_t i = h & x->mask;
+    while (atomic_load_explicit(&x->slots[i], memory_order_relaxed) != 0)
         i = (i + 1) & x->mask;
-    atomic_store_explicit(&x->slots[i].id, id, memory_order_relaxed);
-    atomic_store_explicit(&x->slots[i].key, key, memory_order_release);
+    atomic_store_explicit(&x->slots[i], HASH_BITS(h) | id, memory_order_release);
+}
+
+static uint64_t key_of_site(const struct site *s)
+{
+    return (uint64_t)s->class_serial << 32 | s->trace_serial;
 }
 
 static uint32_t index_get(const struct index *x, uint64_t key)
 {
-    size_t i = mix(key) & x->mask;
+    uint64_t h = mix(key);
+    size_t i = h & x->mask;
     for (;;) {
-        uint64_t k = atomic_load_explicit(&x->slots[i].key, memory_order_acquire);
-        if (k == key)
-            return atomic_load_explicit(&x->slots[i].id, memory_order_relaxed);
-        if (k == 0)
+        uint64_t slot = atomic_load_explicit(&x->slots[i], memory_order_acquire);
+        if (slot == 0)
             return 0;
+        uint32_t id = (uint32_t)slot;
+        if (HASH_BITS(slot) == HASH_BITS(h) &&
+            key_of_site(segarray_at(&sites, id - SITE_ID_FIRST)) == key)
+            return id;
         i = (i + 1) & x->mask;
     }
 }
@@ -132,7 +140,7 @@ static bool grow(struct index *x)
     uint32_t n = segarray_count(&sites);
     for (uint32_t i = 0; i < n; i++) {
         struct site *s = segarray_at(&sites, i);
-        index_put(bigger, key_of(s->class_serial, s->trace_serial), i + SITE_ID_FIRST);
+        index_put(bigger, key_of_site(s), i + SITE_ID_FIRST);
     }
     bigger->older = x;
     atomic_store_explicit(&current, bigger, memory_order_release);
