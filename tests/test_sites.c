@@ -16,7 +16,7 @@
 
 START_TEST(sites_intern_is_stable)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(false), 0);
     ck_assert_uint_eq(site_table_end(), SITE_ID_FIRST);
     uint32_t a = site_table_intern(7, 1), b = site_table_intern(7, 2), c = site_table_intern(8, 1);
     ck_assert_uint_eq(a, SITE_ID_FIRST);
@@ -38,21 +38,26 @@ START_TEST(sites_intern_is_stable)
     ck_assert_uint_eq(sites_count_allocs(s, 1, 24), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_objs), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_bytes), 48);
+    ck_assert_ptr_null(site_table_live(a)); /* exact mode keeps no live estimates */
     site_table_free();
 }
 END_TEST
 
 START_TEST(sites_grow_keeps_everything)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(true), 0);
     /* Many more than the initial index holds, with keys that share class or trace. */
-    for (uint32_t i = 1; i <= 100000; i++)
+    for (uint32_t i = 1; i <= 100000; i++) {
         ck_assert_uint_eq(site_table_intern(i % 97 + 1, i), SITE_ID_FIRST + i - 1);
+        atomic_store(&site_table_live(SITE_ID_FIRST + i - 1)->objs, i); /* sampled mode */
+    }
     for (uint32_t i = 1; i <= 100000; i++) {
         uint32_t id = site_table_intern(i % 97 + 1, i);
         ck_assert_uint_eq(id, SITE_ID_FIRST + i - 1);
         ck_assert_uint_eq(site_table_get(id)->trace_serial, i);
+        ck_assert_uint_eq(atomic_load(&site_table_live(id)->objs), i);
     }
+    ck_assert_ptr_null(site_table_live(site_table_end()));
     site_table_free();
 }
 END_TEST
@@ -82,7 +87,7 @@ static void *intern_worker(void *arg)
 
 START_TEST(sites_concurrent_intern)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(false), 0);
     static struct worker workers[NTHREADS];
     pthread_t threads[NTHREADS];
     for (int t = 0; t < NTHREADS; t++) {
@@ -109,7 +114,7 @@ END_TEST
 
 START_TEST(sites_class_state)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(false), 0);
     ck_assert_ptr_null(site_table_class(0));
     ck_assert_ptr_null(site_table_class_peek(5000));
     struct site_class *k = site_table_class(5000);

@@ -94,7 +94,8 @@ static struct hprof_error heap_sites_start(jvmtiEnv *jvmti, const struct hprof_o
      * walking it to mark what was there before. */
     heap_sites_state.defaults = !heap_sites_state.sampled && !live;
     atomic_store(&heap_sites_state.tag_all, heap_sites_state.defaults);
-    if (site_table_init() != 0 || (heap_sites_state.sampled && sampled_objects_init() != 0))
+    if (site_table_init(heap_sites_state.sampled) != 0 ||
+        (heap_sites_state.sampled && sampled_objects_init() != 0))
         return hprof_errorf("out of memory at start-up");
     /* Object tags go through environments of their own (tag_envs.h); HPROF_SITES_ENVS sets
      * how many (for measurements: doc/heap-sites.md, "Many threads"). */
@@ -347,11 +348,9 @@ static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
     tag_envs_flush_frees();
     for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
-        struct site *s = site_table_get(id);
-        lc->objs[id] =
-            sites_weight_round(atomic_load_explicit(&s->live_objs, memory_order_relaxed));
-        lc->bytes[id] =
-            sites_weight_round(atomic_load_explicit(&s->live_bytes, memory_order_relaxed));
+        struct site_live *s = site_table_live(id);
+        lc->objs[id] = sites_weight_round(atomic_load_explicit(&s->objs, memory_order_relaxed));
+        lc->bytes[id] = sites_weight_round(atomic_load_explicit(&s->bytes, memory_order_relaxed));
     }
 }
 

@@ -24,7 +24,9 @@ struct index {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct index *) current;
 static struct segarray sites; /* id = index + SITE_ID_FIRST */
-static size_t used;           /* entries in the current index; under the lock */
+static struct segarray lives; /* sampled mode: the same index, struct site_live */
+static bool with_lives;
+static size_t used; /* entries in the current index; under the lock */
 
 #define CLASS_CHUNK_BITS 10
 #define CLASS_CHUNK (1u << CLASS_CHUNK_BITS)
@@ -36,7 +38,8 @@ static _Atomic(size_t) index_bytes, class_bytes;
 static void sites_measure(struct mem_use *u)
 {
     u->entries = segarray_count(&sites);
-    u->bytes = segarray_bytes(&sites) + atomic_load(&index_bytes) + atomic_load(&class_bytes);
+    u->bytes = segarray_bytes(&sites) + segarray_bytes(&lives) + atomic_load(&index_bytes) +
+               atomic_load(&class_bytes);
 }
 
 static void charge(_Atomic(size_t) *counter, size_t bytes)
@@ -98,9 +101,11 @@ static uint32_t index_get(const struct index *x, uint64_t key)
     }
 }
 
-int site_table_init(void)
+int site_table_init(bool sampled)
 {
     segarray_init(&sites, sizeof(struct site));
+    segarray_init(&lives, sizeof(struct site_live));
+    with_lives = sampled;
     mem_account_register("sites", sites_measure);
     struct index *x = index_new(4096);
     if (!x)
@@ -119,6 +124,7 @@ void site_table_free(void)
         x = older;
     }
     segarray_free(&sites);
+    segarray_free(&lives);
     mem_account_uncharge(atomic_exchange(&index_bytes, 0) + atomic_exchange(&class_bytes, 0));
     for (uint32_t c = 0; c < CLASS_CHUNKS; c++) {
         free(atomic_load(&class_chunks[c]));
@@ -164,7 +170,9 @@ uint32_t site_table_intern(uint32_t class_serial, uint32_t trace_serial)
         if ((used + 1) * 2 > x->mask + 1 && grow(x))
             x = atomic_load_explicit(&current, memory_order_relaxed);
         if ((used + 1) * 4 <= (x->mask + 1) * 3) { /* a full index would never end a probe */
-            uint32_t i = segarray_append(&sites);
+            /* The live estimates first: a reader that finds the site finds them. */
+            uint32_t live = with_lives ? segarray_append(&lives) : UINT32_MAX;
+            uint32_t i = !with_lives || live != UINT32_MAX ? segarray_append(&sites) : UINT32_MAX;
             if (i != UINT32_MAX) {
                 struct site *s = segarray_at(&sites, i);
                 s->class_serial = class_serial;
@@ -184,6 +192,13 @@ struct site *site_table_get(uint32_t id)
     if (id < SITE_ID_FIRST || id - SITE_ID_FIRST >= segarray_count(&sites))
         return NULL;
     return segarray_at(&sites, id - SITE_ID_FIRST);
+}
+
+struct site_live *site_table_live(uint32_t id)
+{
+    if (!with_lives || id < SITE_ID_FIRST || id - SITE_ID_FIRST >= segarray_count(&sites))
+        return NULL;
+    return segarray_at(&lives, id - SITE_ID_FIRST);
 }
 
 uint32_t site_table_end(void)
