@@ -201,15 +201,18 @@ static bool keep_raw_key(const void *key, size_t len, uint32_t value, void *ctx)
  * later resolves to new frames, never to these. */
 static bool keep_frames_key(const void *key, size_t len, uint32_t value, void *ctx)
 {
-    (void)value;
     const struct forget_set *f = ctx;
     for (size_t off = 0; off + 2 * sizeof(uint32_t) <= len; off += sizeof(uint32_t)) {
         uint32_t serial;
         memcpy(&serial, (const uint8_t *)key + off, sizeof serial);
         const struct frame_info *fr = frame_table_get(serial);
         uint32_t c = fr && fr->method ? fr->method->class_serial : 0;
-        if (c < f->n && f->classes[c])
+        if (c < f->n && f->classes[c]) {
+            /* Set even if the prune runs out of memory: the frame is forgotten all the same. */
+            struct trace_info *t = segarray_at(&traces, value - 1);
+            atomic_store_explicit(&t->forgotten, true, memory_order_relaxed);
             return false;
+        }
     }
     return true;
 }

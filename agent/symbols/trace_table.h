@@ -5,6 +5,7 @@
 #define HPROF_TRACE_TABLE_H
 
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ struct trace_info {
     uint32_t serial;
     uint32_t thread_serial; /* 0 unless thread=y */
     uint32_t nframes;
+    /* Set when its lookups are forgotten (trace_table_forget): a frame names a forgotten method,
+     * so no stack resolves to this trace again and nothing new is counted under it. */
+    atomic_bool forgotten;
     uint32_t *frames; /* frame serials, top first (never moves nor goes while the agent runs) */
 };
 

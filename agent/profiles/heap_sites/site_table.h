@@ -70,6 +70,11 @@ void site_table_free(void);
  * full or memory ran out. Both serials must be non-zero. */
 uint32_t site_table_intern(uint32_t class_serial, uint32_t trace_serial);
 
+/* is_retired(class, trace) says that no new allocation can be counted at that site any more
+ * (its class unloaded, or its trace never given again): the index may drop its lookup (the site
+ * and its id stay; a retired site met again would get a new id). NULL: none is. */
+void site_table_set_retired(bool (*is_retired)(uint32_t class_serial, uint32_t trace_serial));
+
 /* The site with this id, or NULL. */
 struct site *site_table_get(uint32_t id);
 
