@@ -215,9 +215,11 @@ uint32_t site_table_intern(uint32_t class_serial, uint32_t trace_serial)
         if ((used + 1) * 2 > x->mask + 1 && rebuild(x))
             x = atomic_load_explicit(&current, memory_order_relaxed);
         if ((used + 1) * 4 <= (x->mask + 1) * 3) { /* a full index would never end a probe */
-            /* The live estimates first: a reader that finds the site finds them. */
-            uint32_t live = with_lives ? segarray_append(&lives) : UINT32_MAX;
-            uint32_t i = !with_lives || live != UINT32_MAX ? segarray_append(&sites) : UINT32_MAX;
+            /* The live estimates first (a reader that finds the site finds them), at the
+             * site's index (one may be left over from a site that could not be added). */
+            bool live_ok = !with_lives || segarray_count(&lives) > segarray_count(&sites) ||
+                           segarray_append(&lives) != UINT32_MAX;
+            uint32_t i = live_ok ? segarray_append(&sites) : UINT32_MAX;
             if (i != UINT32_MAX) {
                 struct site *s = segarray_at(&sites, i);
                 s->class_serial = class_serial;
