@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk_store.h"
 #include "keymap.h"
 #include "mem_account.h"
 #include "options.h"
@@ -241,11 +242,42 @@ START_TEST(call_paths_past_the_budget_count_every_call)
 }
 END_TEST
 
+/* chunk_store: every copy stays where it was put, aligned, with its bytes, among 20,000 of
+ * lengths 0-300 (some longer than the first chunks); what it charges is what it reports, and
+ * freeing gives it all back. */
+START_TEST(chunk_store_keeps_every_copy)
+{
+    size_t charged0 = mem_account_charged();
+    struct chunk_store store = {0};
+    enum { N = 20000 };
+    static unsigned char *copies[N];
+    unsigned char buf[300];
+    for (int i = 0; i < N; i++) {
+        size_t len = (size_t)(i * 7919) % 301;
+        memset(buf, i & 0xFF, sizeof buf);
+        copies[i] = chunk_store_add(&store, buf, len);
+        ck_assert_ptr_nonnull(copies[i]);
+        ck_assert_uint_eq((uintptr_t)copies[i] % 8, 0);
+    }
+    ck_assert_uint_eq(mem_account_charged() - charged0, store.bytes);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+        size_t len = (size_t)(i * 7919) % 301;
+        memset(buf, i & 0xFF, sizeof buf);
+        wrong += memcmp(copies[i], buf, len) != 0;
+    }
+    ck_assert_int_eq(wrong, 0);
+    chunk_store_free(&store);
+    ck_assert_uint_eq(store.bytes, 0);
+    ck_assert_uint_eq(mem_account_charged(), charged0);
+}
+END_TEST
+
 int main(void)
 {
     return run_tests("memory", "memory", 0,
                      TESTS(memory_option, containers_charge_what_they_hold,
                            prune_keeps_exactly_what_it_is_told, put_ref_keeps_one_copy_in_place,
-                           budget_reached_says_so_once,
+                           budget_reached_says_so_once, chunk_store_keeps_every_copy,
                            call_paths_past_the_budget_count_every_call));
 }

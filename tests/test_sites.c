@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_account.h"
 #include "sampled_objects.h"
 #include "site_table.h"
 #include "trace_cache.h"
@@ -16,7 +17,7 @@
 
 START_TEST(sites_intern_is_stable)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(false), 0);
     ck_assert_uint_eq(site_table_end(), SITE_ID_FIRST);
     uint32_t a = site_table_intern(7, 1), b = site_table_intern(7, 2), c = site_table_intern(8, 1);
     ck_assert_uint_eq(a, SITE_ID_FIRST);
@@ -38,22 +39,76 @@ START_TEST(sites_intern_is_stable)
     ck_assert_uint_eq(sites_count_allocs(s, 1, 24), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_objs), 2);
     ck_assert_uint_eq(atomic_load(&s->alloc_bytes), 48);
+    ck_assert_ptr_null(site_table_live(a)); /* exact mode keeps no live estimates */
     site_table_free();
 }
 END_TEST
 
 START_TEST(sites_grow_keeps_everything)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(true), 0);
     /* Many more than the initial index holds, with keys that share class or trace. */
-    for (uint32_t i = 1; i <= 100000; i++)
+    for (uint32_t i = 1; i <= 100000; i++) {
         ck_assert_uint_eq(site_table_intern(i % 97 + 1, i), SITE_ID_FIRST + i - 1);
+        atomic_store(&site_table_live(SITE_ID_FIRST + i - 1)->objs, i); /* sampled mode */
+    }
     for (uint32_t i = 1; i <= 100000; i++) {
         uint32_t id = site_table_intern(i % 97 + 1, i);
         ck_assert_uint_eq(id, SITE_ID_FIRST + i - 1);
         ck_assert_uint_eq(site_table_get(id)->trace_serial, i);
+        ck_assert_uint_eq(atomic_load(&site_table_live(id)->objs), i);
+    }
+    ck_assert_ptr_null(site_table_live(site_table_end()));
+    site_table_free();
+}
+END_TEST
+
+/* Steady state of a program that keeps making code: only the last LIVE_TRACES traces can
+ * still count allocations. */
+#define LIVE_TRACES 5000
+static _Atomic(uint32_t) retired_below;
+static bool retired_trace(uint32_t class_serial, uint32_t trace_serial)
+{
+    (void)class_serial;
+    return trace_serial < atomic_load(&retired_below);
+}
+
+/* Interns traces 1..n of class 3, retiring all but the last LIVE_TRACES if retire; returns the
+ * bytes charged while the table held them. */
+static size_t intern_steady(uint32_t n, bool retire)
+{
+    size_t before = mem_account_charged();
+    ck_assert_int_eq(site_table_init(false), 0);
+    site_table_set_retired(retire ? retired_trace : NULL);
+    for (uint32_t i = 1; i <= n; i++) {
+        atomic_store(&retired_below, i > LIVE_TRACES ? i - LIVE_TRACES : 0);
+        ck_assert_uint_eq(site_table_intern(3, i), SITE_ID_FIRST + i - 1);
+    }
+    /* Live sites keep their ids; every site keeps its entry. */
+    for (uint32_t i = n - LIVE_TRACES + 1; i <= n; i++)
+        ck_assert_uint_eq(site_table_intern(3, i), SITE_ID_FIRST + i - 1);
+    ck_assert_uint_eq(site_table_end(), SITE_ID_FIRST + n);
+    for (uint32_t i = 1; i <= n; i += 997)
+        ck_assert_uint_eq(site_table_get(SITE_ID_FIRST + i - 1)->trace_serial, i);
+    size_t charged = mem_account_charged() - before;
+    if (retire) { /* a retired site met again (it never is) would get a new id */
+        ck_assert_uint_eq(site_table_intern(3, 1), SITE_ID_FIRST + n);
+        ck_assert_uint_eq(site_table_get(SITE_ID_FIRST + n)->trace_serial, 1);
     }
     site_table_free();
+    ck_assert_uint_eq(mem_account_charged(), before);
+    return charged;
+}
+
+/* The index keeps the live sites only: the retired ones' lookups go, the old indexes are
+ * freed (the bytes charged are the entries and an index sized for the live sites). */
+START_TEST(sites_retired_lookups_go)
+{
+    const uint32_t n = 200000;
+    size_t all = intern_steady(n, false), live = intern_steady(n, true);
+    size_t entries = n * sizeof(struct site);
+    ck_assert_uint_gt(all, entries + 4 * 1024 * 1024); /* 512 K slots of 8 B */
+    ck_assert_uint_lt(live, entries + 1024 * 1024);    /* 32 K slots, a few chunks of slack */
 }
 END_TEST
 
@@ -82,7 +137,7 @@ static void *intern_worker(void *arg)
 
 START_TEST(sites_concurrent_intern)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(false), 0);
     static struct worker workers[NTHREADS];
     pthread_t threads[NTHREADS];
     for (int t = 0; t < NTHREADS; t++) {
@@ -109,7 +164,7 @@ END_TEST
 
 START_TEST(sites_class_state)
 {
-    ck_assert_int_eq(site_table_init(), 0);
+    ck_assert_int_eq(site_table_init(false), 0);
     ck_assert_ptr_null(site_table_class(0));
     ck_assert_ptr_null(site_table_class_peek(5000));
     struct site_class *k = site_table_class(5000);
@@ -278,7 +333,8 @@ static Suite *suite(void)
     Suite *s = suite_create("sites");
     suite_add_tests(s, "site table", 120,
                     TESTS(sites_intern_is_stable, sites_grow_keeps_everything,
-                          sites_concurrent_intern, sites_class_state, sample_weights));
+                          sites_retired_lookups_go, sites_concurrent_intern, sites_class_state,
+                          sample_weights));
     suite_add_tests(s, "trace cache", 0,
                     TESTS(trace_cache_hits_and_misses, trace_cache_replacement_and_refs));
     suite_add_tests(s, "sampled objects", 120, TESTS(samples_put_take));

@@ -73,6 +73,12 @@ START_TEST(unloaded_lookups_go_entries_stay)
     ck_assert_uint_lt(mem_account_charged(), before); /* the rebuilt indexes are smaller */
     ck_assert_uint_eq(unload_forget_pass(), 0);       /* once forgotten, done */
 
+    /* Traces with a frame of B are marked forgotten (heap=sites drops their sites' lookups). */
+    ck_assert(atomic_load(&trace_table_get(t2)->forgotten));
+    ck_assert(atomic_load(&trace_table_get(t3)->forgotten));
+    ck_assert(!atomic_load(&trace_table_get(t1)->forgotten));
+    ck_assert(!atomic_load(&trace_table_get(t4)->forgotten));
+
     /* Entries and serials stay: the traces print as before. */
     ck_assert_uint_eq(trace_table_count(), traces);
     ck_assert_mem_eq(trace_table_get(t2)->frames, t2_frames, sizeof t2_frames);
@@ -94,6 +100,19 @@ START_TEST(unloaded_lookups_go_entries_stay)
     ck_assert_str_eq(method_name_of(n5->frames[0]), "d2");
     ck_assert_uint_eq(n5->frames[1], t2_frames[1]); /* A's frame is the same frame */
     ck_assert_str_eq(method_name_of(trace_table_get(t2)->frames[0]), "b2");
+
+    /* Forgetting D drops t5's two lookups, by raw frames and by frame serials (no stack
+     * resolves to d2's frame once D's methods are forgotten), and t5 keeps its frames. */
+    uint8_t forget_d[8] = {0};
+    ck_assert_uint_lt(d, sizeof forget_d);
+    forget_d[d] = 1;
+    uint32_t t5_frames[2] = {n5->frames[0], n5->frames[1]};
+    ck_assert_uint_eq(trace_table_forget(forget_d, sizeof forget_d), 2);
+    ck_assert_uint_eq(trace_table_forget(forget_d, sizeof forget_d), 0);
+    ck_assert(atomic_load(&trace_table_get(t5)->forgotten));
+    ck_assert_mem_eq(trace_table_get(t5)->frames, t5_frames, sizeof t5_frames);
+    ck_assert_str_eq(method_name_of(trace_table_get(t5)->frames[0]), "d2");
+    ck_assert_uint_eq(intern(s1, 2), t1);
 
     trace_table_teardown();
     frame_table_teardown();

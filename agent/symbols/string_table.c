@@ -8,21 +8,22 @@
 #include "mem_account.h"
 #include "segarray.h"
 
+/* A string's text is kept once: the index's own copy of its key, which is the text with its
+ * terminating NUL (keymap_put_ref: copies never move, and this index is never pruned). An entry
+ * is only the pointer to it. */
 struct string_entry {
     const char *text;
-    size_t len;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct keymap *index_by_text;
 static struct segarray entries; /* id = index + 1 */
-static size_t text_bytes;       /* the copies of the texts; under the lock */
 
 static void strings_measure(struct mem_use *u)
 {
     pthread_mutex_lock(&lock);
     u->entries = segarray_count(&entries);
-    u->bytes = keymap_bytes(index_by_text) + segarray_bytes(&entries) + text_bytes;
+    u->bytes = keymap_bytes(index_by_text) + segarray_bytes(&entries);
     pthread_mutex_unlock(&lock);
 }
 
@@ -38,22 +39,15 @@ hprof_id string_table_intern(const char *s)
 {
     if (!s)
         return 0;
-    size_t len = strlen(s);
+    size_t len = strlen(s) + 1; /* the key holds the NUL: the copy is the entry's text */
     uint32_t id = 0;
     pthread_mutex_lock(&lock);
     if (!keymap_get(index_by_text, s, len, &id)) {
-        char *copy = malloc(len + 1);
-        uint32_t i = copy ? segarray_append(&entries) : UINT32_MAX;
-        if (i != UINT32_MAX) {
-            memcpy(copy, s, len + 1);
-            struct string_entry *e = segarray_at(&entries, i);
-            e->text = copy;
-            e->len = len;
-            text_bytes += mem_block(len + 1);
-            mem_account_charge(mem_block(len + 1));
-            id = keymap_put(index_by_text, s, len, i + 1);
-        } else {
-            free(copy);
+        uint32_t i = segarray_append(&entries);
+        const void *stored = NULL;
+        if (i != UINT32_MAX && keymap_put_ref(index_by_text, s, len, i + 1, &stored)) {
+            ((struct string_entry *)segarray_at(&entries, i))->text = stored;
+            id = i + 1;
         }
     }
     pthread_mutex_unlock(&lock);
@@ -69,12 +63,7 @@ const char *string_table_text(hprof_id id)
 
 void string_table_teardown(void)
 {
-    uint32_t n = segarray_count(&entries);
-    for (uint32_t i = 0; i < n; i++)
-        free((char *)((struct string_entry *)segarray_at(&entries, i))->text);
     segarray_free(&entries);
-    mem_account_uncharge(text_bytes);
-    text_bytes = 0;
     keymap_free(index_by_text);
     index_by_text = NULL;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chunk_store.h"
 #include "frame_table.h"
 #include "class_table.h"
 #include "keymap.h"
@@ -20,6 +21,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct keymap *traces_by_key;    /* thread serial, raw frames -> serial */
 static struct keymap *traces_by_frames; /* thread serial, frame serials -> serial */
 static struct segarray traces;          /* serial = index + 1 */
+/* The traces' frame lists (4 bytes a frame), apart from traces_by_frames: that index forgets a
+ * trace whose frames name a forgotten method (no stack resolves to those frames again), and
+ * the trace keeps its frames for every output. */
+static struct chunk_store frame_lists;
 
 /* A raw frame in a key: the method and its location, which is a bytecode index (below 65536)
  * or -1, so 32 bits hold it: 12 bytes a frame instead of 16. */
@@ -36,9 +41,8 @@ static void traces_measure(struct mem_use *u)
 {
     pthread_mutex_lock(&lock);
     u->entries = segarray_count(&traces);
-    /* A trace's frames live in traces_by_frames' copy of its key: counted once, there. */
-    u->bytes =
-        keymap_bytes(traces_by_key) + keymap_bytes(traces_by_frames) + segarray_bytes(&traces);
+    u->bytes = keymap_bytes(traces_by_key) + keymap_bytes(traces_by_frames) +
+               segarray_bytes(&traces) + frame_lists.bytes;
     pthread_mutex_unlock(&lock);
 }
 
@@ -83,8 +87,8 @@ static size_t make_key(uint8_t *key, const jvmtiFrameInfo *frames, jint n, uint3
 }
 
 /* A new trace of the n frame serials in frames (followed by the thread serial: the frames key,
- * frames_len bytes). The trace keeps no copy of its own: its frames are traces_by_frames' copy
- * of the key, which never moves. Under the lock. */
+ * frames_len bytes). Its frame list is a copy in frame_lists, which never moves. Under the
+ * lock. */
 static uint32_t add_trace(const uint32_t *frames, jint n, uint32_t thread_serial, size_t frames_len)
 {
     uint32_t i = segarray_append(&traces);
@@ -93,11 +97,11 @@ static uint32_t add_trace(const uint32_t *frames, jint n, uint32_t thread_serial
     struct trace_info *t = segarray_at(&traces, i);
     t->serial = i + 1;
     t->thread_serial = thread_serial;
-    const void *stored = NULL;
-    if (!keymap_put_ref(traces_by_frames, frames, frames_len, i + 1, &stored))
+    uint32_t *list = chunk_store_add(&frame_lists, frames, sizeof *frames * (size_t)n);
+    if (!list || !keymap_put(traces_by_frames, frames, frames_len, i + 1))
         return HPROF_TRACE_SERIAL_NONE; /* out of memory: an empty trace nobody names */
     t->nframes = (uint32_t)n;
-    t->frames = (uint32_t *)stored;
+    t->frames = list;
     return i + 1;
 }
 
@@ -192,13 +196,35 @@ static bool keep_raw_key(const void *key, size_t len, uint32_t value, void *ctx)
     return true;
 }
 
+/* A frames key (frame serials, then the thread serial) stays unless one of its frames is of a
+ * method of a class to forget: frame_table then forgets that method, and a stack of it met
+ * later resolves to new frames, never to these. */
+static bool keep_frames_key(const void *key, size_t len, uint32_t value, void *ctx)
+{
+    const struct forget_set *f = ctx;
+    for (size_t off = 0; off + 2 * sizeof(uint32_t) <= len; off += sizeof(uint32_t)) {
+        uint32_t serial;
+        memcpy(&serial, (const uint8_t *)key + off, sizeof serial);
+        const struct frame_info *fr = frame_table_get(serial);
+        uint32_t c = fr && fr->method ? fr->method->class_serial : 0;
+        if (c < f->n && f->classes[c]) {
+            /* Set even if the prune runs out of memory: the frame is forgotten all the same. */
+            struct trace_info *t = segarray_at(&traces, value - 1);
+            atomic_store_explicit(&t->forgotten, true, memory_order_relaxed);
+            return false;
+        }
+    }
+    return true;
+}
+
 size_t trace_table_forget(const uint8_t *classes, uint32_t n)
 {
     struct forget_set f = {classes, n};
     pthread_mutex_lock(&lock);
     size_t gone = keymap_prune(traces_by_key, keep_raw_key, &f);
+    size_t gone_frames = keymap_prune(traces_by_frames, keep_frames_key, &f);
     pthread_mutex_unlock(&lock);
-    return gone == SIZE_MAX ? 0 : gone;
+    return (gone == SIZE_MAX ? 0 : gone) + (gone_frames == SIZE_MAX ? 0 : gone_frames);
 }
 
 const struct trace_info *trace_table_get(uint32_t serial)
@@ -227,6 +253,7 @@ void trace_table_teardown(void)
 {
     unload_forget_teardown();
     segarray_free(&traces);
+    chunk_store_free(&frame_lists);
     atomic_store(&overflow_frame, 0);
     keymap_free(traces_by_key);
     keymap_free(traces_by_frames);

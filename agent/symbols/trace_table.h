@@ -5,6 +5,7 @@
 #define HPROF_TRACE_TABLE_H
 
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -14,7 +15,10 @@ struct trace_info {
     uint32_t serial;
     uint32_t thread_serial; /* 0 unless thread=y */
     uint32_t nframes;
-    uint32_t *frames; /* frame serials, top first (in the table's index: never freed alone) */
+    /* Set when its lookups are forgotten (trace_table_forget): a frame names a forgotten method,
+     * so no stack resolves to this trace again and nothing new is counted under it. */
+    atomic_bool forgotten;
+    uint32_t *frames; /* frame serials, top first (never moves nor goes while the agent runs) */
 };
 
 int trace_table_init(int depth);
@@ -35,9 +39,10 @@ uint32_t trace_table_intern(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, jint 
 uint32_t trace_table_overflow(jvmtiEnv *jvmti, uint32_t thread_serial);
 
 /* Forgets the raw-stack lookups that hold a method of a class with classes[serial] != 0
- * (serial < n): classes unloaded some time ago, whose stacks no walk gives any more. Their
- * traces stay (outputs name them; serials are never reused): a stack met again resolves through
- * its frames to the same trace. Call before frame_table_forget (the methods' classes are
+ * (serial < n), classes unloaded some time ago, whose stacks no walk gives any more, and the
+ * lookups by frame serials of traces with a frame of such a class (its method is forgotten next,
+ * so no stack resolves to that frame again). Their traces stay with their frame lists (outputs
+ * name them; serials are never reused). Call before frame_table_forget (the methods' classes are
  * looked up there). Returns the lookups dropped. */
 size_t trace_table_forget(const uint8_t *classes, uint32_t n);
 

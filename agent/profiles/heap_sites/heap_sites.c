@@ -54,6 +54,15 @@ static void heap_sites_set_callbacks(jvmtiEventCallbacks *cb)
     agct_stack_set_callbacks(cb); /* a ClassLoad callback; the event is enabled in start */
 }
 
+/* No new allocation can be counted at a site whose class unloaded or whose trace has a frame of
+ * a forgotten method (trace_table_forget): the site table drops its lookup. */
+static bool site_retired(uint32_t class_serial, uint32_t trace_serial)
+{
+    const struct class_info *c = class_table_get(class_serial);
+    const struct trace_info *t = trace_table_get(trace_serial);
+    return (c && atomic_load(&c->unloaded)) || (t && atomic_load(&t->forgotten));
+}
+
 static struct hprof_error set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
 {
     struct hprof_error e = jvmti_util_error(
@@ -94,8 +103,10 @@ static struct hprof_error heap_sites_start(jvmtiEnv *jvmti, const struct hprof_o
      * walking it to mark what was there before. */
     heap_sites_state.defaults = !heap_sites_state.sampled && !live;
     atomic_store(&heap_sites_state.tag_all, heap_sites_state.defaults);
-    if (site_table_init() != 0 || (heap_sites_state.sampled && sampled_objects_init() != 0))
+    if (site_table_init(heap_sites_state.sampled) != 0 ||
+        (heap_sites_state.sampled && sampled_objects_init() != 0))
         return hprof_errorf("out of memory at start-up");
+    site_table_set_retired(site_retired);
     /* Object tags go through environments of their own (tag_envs.h); HPROF_SITES_ENVS sets
      * how many (for measurements: doc/heap-sites.md, "Many threads"). */
     int nenvs = env_knobs()->sites_envs ? env_knobs()->sites_envs : TAG_ENVS_DEFAULT;
@@ -347,11 +358,9 @@ static void collect_live(jvmtiEnv *jvmti, struct live_counts *lc)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
     tag_envs_flush_frees();
     for (uint32_t id = SITE_ID_FIRST; id < lc->end; id++) {
-        struct site *s = site_table_get(id);
-        lc->objs[id] =
-            sites_weight_round(atomic_load_explicit(&s->live_objs, memory_order_relaxed));
-        lc->bytes[id] =
-            sites_weight_round(atomic_load_explicit(&s->live_bytes, memory_order_relaxed));
+        struct site_live *s = site_table_live(id);
+        lc->objs[id] = sites_weight_round(atomic_load_explicit(&s->objs, memory_order_relaxed));
+        lc->bytes[id] = sites_weight_round(atomic_load_explicit(&s->bytes, memory_order_relaxed));
     }
 }
 

@@ -27,10 +27,14 @@ struct site {
     /* Allocation counts: exact counts, or in sampled mode estimates in fixed point
      * (SITE_WEIGHT_ONE per object). */
     _Atomic(uint64_t) alloc_objs, alloc_bytes;
-    /* Sampled mode only: live estimates kept up to date by ObjectFree (fixed point). */
-    _Atomic(uint64_t) live_objs, live_bytes;
     /* What the last dump showed, for incremental dumps (dump lock held). */
     uint64_t dumped_alloc_objs, dumped_live_objs;
+};
+
+/* Sampled mode only: a site's live estimates kept up to date by ObjectFree (fixed point), in
+ * an array of their own, so exact mode (live counts from a heap walk) spends no bytes on them. */
+struct site_live {
+    _Atomic(uint64_t) objs, bytes;
 };
 
 /* Fixed-point unit of the sampled-mode counters: 1 object = 256. */
@@ -57,7 +61,8 @@ struct site_class {
     _Atomic(void *) class_ref;      /* SITE_CLASS_DEFAULT: the owner's reference to the class */
 };
 
-int site_table_init(void);
+/* sampled: keep a struct site_live per site (site_table_live). */
+int site_table_init(bool sampled);
 /* Frees everything (tests; the agent keeps its tables for the life of the process). */
 void site_table_free(void);
 
@@ -65,8 +70,16 @@ void site_table_free(void);
  * full or memory ran out. Both serials must be non-zero. */
 uint32_t site_table_intern(uint32_t class_serial, uint32_t trace_serial);
 
+/* is_retired(class, trace) says that no new allocation can be counted at that site any more
+ * (its class unloaded, or its trace never given again): the index may drop its lookup (the site
+ * and its id stay; a retired site met again would get a new id). NULL: none is. */
+void site_table_set_retired(bool (*is_retired)(uint32_t class_serial, uint32_t trace_serial));
+
 /* The site with this id, or NULL. */
 struct site *site_table_get(uint32_t id);
+
+/* Sampled mode: the live estimates of the site with this id, or NULL. */
+struct site_live *site_table_live(uint32_t id);
 
 /* One past the largest id handed out (ids SITE_ID_FIRST .. site_table_end() - 1 exist). */
 uint32_t site_table_end(void);

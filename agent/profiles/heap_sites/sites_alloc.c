@@ -419,8 +419,11 @@ static void record(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, bool async, job
         sampled_objects_take(tag, &ignored);
         return;
     }
-    atomic_fetch_add_explicit(&s->live_objs, w, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->live_bytes, w * bytes, memory_order_relaxed);
+    struct site_live *live = site_table_live(a.site);
+    if (live) {
+        atomic_fetch_add_explicit(&live->objs, w, memory_order_relaxed);
+        atomic_fetch_add_explicit(&live->bytes, w * bytes, memory_order_relaxed);
+    }
 }
 
 /* An allocation callback's start: the thread's state, past the dump gate; NULL when tracking
@@ -505,10 +508,10 @@ void JNICALL sites_alloc_on_object_free(jvmtiEnv *jvmti, jlong tag)
     }
     if (site < SITE_ID_FIRST || !sampled_objects_take(t, &size))
         return;
-    struct site *s = site_table_get((uint32_t)site);
+    struct site_live *s = site_table_live((uint32_t)site);
     if (!s)
         return;
     uint64_t w = site_table_sample_weight(size, heap_sites_state.interval);
-    atomic_fetch_sub_explicit(&s->live_objs, w, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&s->live_bytes, w * size, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->objs, w, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&s->bytes, w * size, memory_order_relaxed);
 }
