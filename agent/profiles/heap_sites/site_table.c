@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "hash_mix.h"
 #include "mem_account.h"
 #include "segarray.h"
 
@@ -59,16 +60,6 @@ static void charge(_Atomic(size_t) *counter, size_t bytes)
     mem_account_charge(bytes);
 }
 
-static uint64_t mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return k;
-}
-
 static struct index *index_new(size_t capacity)
 {
     struct index *x = calloc(1, sizeof *x + capacity * sizeof x->slots[0]);
@@ -84,7 +75,7 @@ static struct index *index_new(size_t capacity)
 /* Writer side (lock held): put key -> id into x, which has room. */
 static void index_put(struct index *x, uint64_t key, uint32_t id)
 {
-    uint64_t h = mix(key);
+    uint64_t h = hash_mix64(key);
     size_t i = h & x->mask;
     while (atomic_load_explicit(&x->slots[i], memory_order_relaxed) != 0)
         i = (i + 1) & x->mask;
@@ -98,7 +89,7 @@ static uint64_t key_of_site(const struct site *s)
 
 static uint32_t index_get(const struct index *x, uint64_t key)
 {
-    uint64_t h = mix(key);
+    uint64_t h = hash_mix64(key);
     size_t i = h & x->mask;
     for (;;) {
         uint64_t slot = atomic_load_explicit(&x->slots[i], memory_order_acquire);
