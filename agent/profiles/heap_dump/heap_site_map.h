@@ -22,17 +22,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "heap_site_table.h"
 #include "writer.h"
 
 struct heap_site_map {
-    uint64_t *slots; /* inside the mapping map_base, map_len (heap_site_map.c) */
-    void *map_base;
-    size_t map_len;
-    size_t mask, n;
-    uint64_t *gathered; /* entries from the walks, until the table is made */
-    size_t ngathered, gathered_cap;
-    uint32_t *traces; /* by site id: its trace; 0 if no object of the map is there */
+    struct heap_site_table table; /* address -> index of the object's site */
+    uint32_t *index_of;           /* by site id: its index; 0 if no object of the map is there */
     uint32_t sites_cap;
+    uint32_t *traces; /* by index: the site's trace (index 0: none) */
+    uint32_t ntraces, traces_cap;
     uint64_t collections; /* before the walks */
     bool active;          /* made; false: heap=sites not in exact mode, or out of memory */
     bool checked, stale;  /* the collection check was made; it found a collection */
