@@ -79,6 +79,21 @@ bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req
     return true;
 }
 
+static void ignore_object(void *ctx, jlong *tag_ptr, jlong class_tag, jlong size, uint32_t site)
+{
+    (void)ctx;
+    (void)tag_ptr;
+    (void)class_tag;
+    (void)size;
+    (void)site;
+}
+
+void heap_site_map_walk_only(const struct dump_request *req)
+{
+    uint64_t collections;
+    heap_sites_walk_objects(req, ignore_object, NULL, &collections);
+}
+
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w)
 {
     for (uint32_t i = 1; m->active && i < m->ntraces; i++)

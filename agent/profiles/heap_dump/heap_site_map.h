@@ -42,6 +42,10 @@ struct heap_site_map {
 struct dump_request;
 bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req);
 
+/* heap=sites' walks as heap_site_map_build makes them, keeping nothing (to measure the map's
+ * own cost against them: HPROF_DUMP_SITES=walks). */
+void heap_site_map_walk_only(const struct dump_request *req);
+
 /* Writes the STACK TRACE (and frames) of every site the map names (before the dump). */
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w);
 
