@@ -9,11 +9,10 @@
  * counted in GarbageCollectionFinish, which HotSpot posts inside the collection's pause, so the
  * check made inside the dump's walk (at a safepoint) sees every collection before it.
  *
- * One entry is one word: the address / 8 above, the site id in the low 24 bits (site ids are
- * below 0x800000); an object above 2^43 (8 TiB) is not kept and gets the empty trace. Open
- * addressing in buckets of one cache line per 128-byte block of the heap (heap_site_map.c), at
- * most half full: 16 bytes or less per object counted at a site. The walks only gather the
- * entries; the table is made once, at its size, after them; the dump's walk names each
+ * Each site met gets a small index (up to 65,535 of them let the table take its direct
+ * layout); the table (heap_site_table.h) maps an address to the index, an array here gives the
+ * index's trace. An object above 2^43 (8 TiB) is not kept and gets the empty trace. The walks
+ * only gather the pairs; the table is made once, after them; the dump's walk names each
  * referree ahead of its visit (heap_site_map_prefetch) so that its look-up hits the cache
  * (doc/heap-dump.md, "Map layout"). */
 #ifndef HPROF_HEAP_SITE_MAP_H
