@@ -133,15 +133,17 @@ bool heap_site_table_make(struct heap_site_table *t, enum heap_site_layout force
     /* Direct where its touched pages take no more memory than the hashed layout's slots (or one
      * 2 MB page, for small heaps). */
     uint64_t origin = t->lo & ~(uint64_t)(PAGE_WORDS - 1);
+    size_t budget = max_size(cap * sizeof(uint64_t), HUGE_PAGE) / HUGE_PAGE; /* in 2 MB pages */
     bool direct = t->ngathered > 0 && t->max_value <= UINT16_MAX && force != HEAP_SITE_HASHED &&
-                  (force == HEAP_SITE_DIRECT || direct_pages(t, origin) * HUGE_PAGE <=
-                                                    max_size(cap * sizeof(uint64_t), HUGE_PAGE));
+                  (force == HEAP_SITE_DIRECT || direct_pages(t, origin) <= budget);
     bool ok = true;
     enum heap_site_layout layout = HEAP_SITE_DIRECT; /* nothing kept: answers 0 to every look-up */
-    if (direct && make_direct(t, origin))
+    if (direct && make_direct(t, origin)) {
         layout = HEAP_SITE_DIRECT;
-    else if (t->ngathered > 0)
-        ok = make_hashed(t, cap), layout = HEAP_SITE_HASHED;
+    } else if (t->ngathered > 0) {
+        layout = HEAP_SITE_HASHED;
+        ok = make_hashed(t, cap);
+    }
     t->n = ok ? t->ngathered : 0;
     t->layout = ok ? layout : HEAP_SITE_NONE;
     free(t->gathered);
