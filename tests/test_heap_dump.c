@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "heap_layout.h"
+#include "heap_site_table.h"
 #include "idmap.h"
 
 static struct layout_field F(const char *name, enum hprof_basic_type t, bool is_static) {
@@ -160,11 +161,179 @@ START_TEST(idmap_take_keeps_colliding_chains)
 }
 END_TEST
 
+/* ---- the site map's table: address -> value, checked against a sorted copy ---------------- */
+
+struct pair {
+    uint64_t address;
+    uint32_t value;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct pair *)a)->address, y = ((const struct pair *)b)->address;
+    return (x > y) - (x < y);
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* n distinct addresses: objects of 16 to 16 + 8 * (spread - 1) bytes one after the other from
+ * base, in `runs` interleaved address-ordered runs (as heap=sites' walks give them, one per
+ * tag environment), with values below value_limit. */
+static struct pair *make_pairs(size_t n, uint64_t base, unsigned spread, uint32_t value_limit,
+                               int runs)
+{
+    struct pair *p = malloc(n * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    uint64_t a = base;
+    for (size_t i = 0; i < n; i++) {
+        p[i].address = a;
+        p[i].value = 1 + (uint32_t)(rng() % (value_limit - 1));
+        a += 16 + 8 * (rng() % spread);
+    }
+    /* Run r takes every runs-th object from r: each run is in address order. */
+    struct pair *order = malloc(n * sizeof *order);
+    ck_assert_ptr_nonnull(order);
+    size_t k = 0;
+    for (int r = 0; r < runs; r++)
+        for (size_t i = (size_t)r; i < n; i += (size_t)runs)
+            order[k++] = p[i];
+    free(p);
+    return order;
+}
+
+/* Every address added answers its value, and addresses next to them, below and above them
+ * answer 0, as a sorted copy of the pairs says. */
+static void check_table(const struct heap_site_table *t, struct pair *pairs, size_t n)
+{
+    struct pair *sorted = malloc(n * sizeof *sorted);
+    ck_assert_ptr_nonnull(sorted);
+    memcpy(sorted, pairs, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, pair_cmp);
+    size_t wrong = 0; /* counted, not asserted one by one: Check's assertions are slow */
+    for (size_t i = 0; i < n; i++) {
+        heap_site_table_prefetch(t, sorted[i].address);
+        wrong += heap_site_table_get(t, sorted[i].address) != sorted[i].value;
+        struct pair key = {sorted[i].address + 8, 0};
+        bool kept = bsearch(&key, sorted, n, sizeof *sorted, pair_cmp) != NULL;
+        wrong += (heap_site_table_get(t, key.address) != 0) != kept;
+    }
+    ck_assert_uint_eq(wrong, 0);
+    ck_assert_uint_eq(heap_site_table_get(t, sorted[0].address - 8), 0);
+    ck_assert_uint_eq(heap_site_table_get(t, sorted[n - 1].address + 8), 0);
+    ck_assert_uint_eq(heap_site_table_get(t, 0), 0);
+    ck_assert_uint_eq(heap_site_table_get(t, HEAP_SITE_TABLE_ADDRESS_LIMIT + 64), 0);
+    ck_assert_uint_eq(heap_site_table_get(t, UINT64_MAX - 7), 0);
+    free(sorted);
+}
+
+static void fill(struct heap_site_table *t, const struct pair *p, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        kept += heap_site_table_add(t, p[i].address, p[i].value);
+    ck_assert_uint_eq(kept, n);
+}
+
+START_TEST(site_table_dense_heap_goes_direct_and_answers_exactly)
+{
+    size_t n = 200000;
+    struct pair *p = make_pairs(n, 0x7f0000018ull, 6, 3000, 4);
+    struct heap_site_table t;
+    fill(&t, p, n);
+    ck_assert(heap_site_table_make(&t, HEAP_SITE_NONE));
+    ck_assert_int_eq(t.layout, HEAP_SITE_DIRECT);
+    ck_assert_uint_eq(t.n, n);
+    check_table(&t, p, n);
+    heap_site_table_free(&t);
+    /* The same pairs, hashed: the same answers. */
+    fill(&t, p, n);
+    ck_assert(heap_site_table_make(&t, HEAP_SITE_HASHED));
+    ck_assert_int_eq(t.layout, HEAP_SITE_HASHED);
+    check_table(&t, p, n);
+    heap_site_table_free(&t);
+    free(p);
+}
+END_TEST
+
+START_TEST(site_table_sparse_heap_or_wide_values_go_hashed)
+{
+    /* Objects 1 GB apart: the direct layout would touch one page per object. */
+    size_t n = 3000;
+    struct pair *p = make_pairs(n, 0x100000000ull, 2, 60000, 2);
+    for (size_t i = 0; i < n; i++)
+        p[i].address += (uint64_t)(i % 2 ? n + i : i) << 30;
+    struct heap_site_table t;
+    fill(&t, p, n);
+    ck_assert(heap_site_table_make(&t, HEAP_SITE_NONE));
+    ck_assert_int_eq(t.layout, HEAP_SITE_HASHED);
+    check_table(&t, p, n);
+    heap_site_table_free(&t);
+    free(p);
+    /* Dense, but values of 2^16 and more do not fit the direct layout's 16 bits. */
+    n = 50000;
+    p = make_pairs(n, 0x800000000ull, 4, HEAP_SITE_TABLE_VALUE_LIMIT, 3);
+    fill(&t, p, n);
+    ck_assert_uint_gt(t.max_value, UINT16_MAX);
+    ck_assert(heap_site_table_make(&t, HEAP_SITE_DIRECT));
+    ck_assert_int_eq(t.layout, HEAP_SITE_HASHED);
+    check_table(&t, p, n);
+    heap_site_table_free(&t);
+    free(p);
+}
+END_TEST
+
+START_TEST(site_table_edges)
+{
+    struct heap_site_table t;
+    memset(&t, 0, sizeof t);
+    /* Out of range: nothing kept. */
+    ck_assert(!heap_site_table_add(&t, HEAP_SITE_TABLE_ADDRESS_LIMIT, 5));
+    ck_assert(!heap_site_table_add(&t, 0x1000, 0));
+    ck_assert(!heap_site_table_add(&t, 0x1000, HEAP_SITE_TABLE_VALUE_LIMIT));
+    ck_assert_uint_eq(t.ngathered, 0);
+    /* Empty: every look-up answers 0. */
+    ck_assert(heap_site_table_make(&t, HEAP_SITE_NONE));
+    ck_assert_uint_eq(heap_site_table_get(&t, 0x1000), 0);
+    heap_site_table_free(&t);
+    /* One address given twice: the last value counts, in both layouts; the highest address
+     * below the limit is kept. */
+    for (int hashed = 0; hashed < 2; hashed++) {
+        memset(&t, 0, sizeof t);
+        ck_assert(heap_site_table_add(&t, 0x2000, 7));
+        ck_assert(heap_site_table_add(&t, 0x2008, 8));
+        ck_assert(heap_site_table_add(&t, 0x2000, 9));
+        ck_assert(heap_site_table_make(&t, hashed ? HEAP_SITE_HASHED : HEAP_SITE_NONE));
+        ck_assert_int_eq(t.layout, (hashed ? HEAP_SITE_HASHED : HEAP_SITE_DIRECT));
+        ck_assert_uint_eq(heap_site_table_get(&t, 0x2000), 9);
+        ck_assert_uint_eq(heap_site_table_get(&t, 0x2008), 8);
+        ck_assert_uint_eq(heap_site_table_get(&t, 0x1ff8), 0);
+        ck_assert_uint_eq(heap_site_table_get(&t, 0x2010), 0);
+        heap_site_table_free(&t);
+    }
+    memset(&t, 0, sizeof t);
+    ck_assert(heap_site_table_add(&t, HEAP_SITE_TABLE_ADDRESS_LIMIT - 8, 3));
+    ck_assert(heap_site_table_make(&t, HEAP_SITE_HASHED));
+    ck_assert_uint_eq(heap_site_table_get(&t, HEAP_SITE_TABLE_ADDRESS_LIMIT - 8), 3);
+    heap_site_table_free(&t);
+}
+END_TEST
+
 int main(void)
 {
     return run_tests("heap-dump", "pure", 60,
                      TESTS(layout_numbers_superinterfaces_then_superclasses_then_own,
                            layout_of_a_class_without_fields, layout_types_of_signatures,
                            array_rule_is_found_back, idmap_put_get_take_many,
-                           idmap_take_keeps_colliding_chains));
+                           idmap_take_keeps_colliding_chains,
+                           site_table_dense_heap_goes_direct_and_answers_exactly,
+                           site_table_sparse_heap_or_wide_values_go_hashed, site_table_edges));
 }

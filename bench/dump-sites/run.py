@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """What linking objects to their allocation sites costs a dump (issue 30).
 
-    bench/dump-sites/run.py LIB JDK_HOME MB [runs]
+    bench/dump-sites/run.py LIB JDK_HOME MB [runs] [--walks] [--compare LIB2]
 
 Runs bench/heap-dump/MixedHeap (about MB megabytes of mixed live objects, then exit) with
 heap=all,format=b (exact heap=sites), once as is (the heap dump's objects carry their sites)
 and once with HPROF_DUMP_SITES=n (they do not), interleaved, `runs` times each, output in
-/dev/shm. For each run: the heap dump section's own time (its summary line, "HPROF: heap dump:
-... s") and the whole exit dump's wall time (from "HPROF: dumping profile" to "HPROF: dump to
-... done", read as the lines arrive: heap dump, SITES and the rest), the CPU time the VM
-thread and the whole process spent over the same span (/proc schedstat of each thread: the
-heap walks and the records they write run on the VM thread, the rest of the dump on the thread
-that asked for it; CPU time leaves out the time the dump waited for a CPU on a loaded machine),
-then the medians.
+/dev/shm. With --walks, a third run each time with HPROF_DUMP_SITES=walks: heap=sites' walks
+run where they do with sites, but nothing is kept and nothing looked up (the floor: what the
+VM costs for the walks' place, whatever the map does). With --compare, every configuration
+runs with LIB2 too, in the same rounds (a build before a change against one after it).
+
+For each run: the heap dump section's own time (its summary line, "HPROF: heap dump: ... s")
+and the whole exit dump's wall time (from "HPROF: dumping profile" to "HPROF: dump to ...
+done", read as the lines arrive: heap dump, SITES and the rest), the CPU time the VM thread
+and the whole process spent over the same span (/proc schedstat of each thread: the heap walks
+and the records they write run on the VM thread, the rest of the dump on the thread that asked
+for it; CPU time leaves out the time the dump waited for a CPU on a loaded machine), then the
+medians and each configuration's ratios to the run without sites of the same library.
 """
 import os
 import re
@@ -66,10 +71,10 @@ class CpuWatch(threading.Thread):
             time.sleep(0.005)
 
 
-def run(java, lib, work, mb, sites):
+def run(java, lib, work, mb, mode):
     env = dict(os.environ)
-    if not sites:
-        env["HPROF_DUMP_SITES"] = "n"
+    if mode != "sites":
+        env["HPROF_DUMP_SITES"] = "n" if mode == "no sites" else "walks"
     cmd = [java, "-Xms2g", "-Xmx2g", "-XX:+UseG1GC",
            f"-agentpath:{lib}=heap=all,format=b,file={work}/out.hprof", "-cp", work, "MixedHeap",
            str(mb), "0"]
@@ -107,27 +112,47 @@ def run(java, lib, work, mb, sites):
             (cpu_end[1] - cpu_start[1]) / 1e9, summary)
 
 
+MEASURES = ("heap dump", "exit dump", "exit dump's VM thread CPU", "exit dump's CPU")
+
+
 def main():
-    lib, jdk, mb = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+    args = sys.argv[1:]
+    walks = "--walks" in args
+    args = [a for a in args if a != "--walks"]
+    libs = {}
+    if "--compare" in args:
+        i = args.index("--compare")
+        libs["LIB2"] = args[i + 1]
+        del args[i:i + 2]
+    lib, jdk, mb = args[0], args[1], int(args[2])
+    libs = {"LIB": lib, **libs}
+    runs = int(args[3]) if len(args) > 3 else 5
+    modes = ("sites", "no sites") + (("walks",) if walks else ())
     here = os.path.dirname(os.path.abspath(__file__))
     work = tempfile.mkdtemp(prefix="hprof-dump-sites.", dir="/dev/shm")
     try:
         subprocess.run([f"{jdk}/bin/javac", "-d", work, f"{here}/../heap-dump/MixedHeap.java"],
                        check=True)
-        res = {True: [], False: []}
+        res = {(name, mode): [] for name in libs for mode in modes}
         for r in range(1, runs + 1):
-            for sites in (True, False):
-                heap, total, vm, cpu, summary = run(f"{jdk}/bin/java", lib, work, mb, sites)
-                res[sites].append((heap, total, vm, cpu))
-                print(f"run {r} {'sites   ' if sites else 'no sites'}: heap dump {heap:.2f} s, "
-                      f"exit dump {total:.2f} s, CPU {cpu:.3f} s (VM thread {vm:.3f} s)  "
-                      f"({summary})", flush=True)
-        for i, what in ((0, "heap dump"), (1, "exit dump"), (2, "exit dump's VM thread CPU"),
-                        (3, "exit dump's CPU")):
-            w = statistics.median(x[i] for x in res[True])
-            wo = statistics.median(x[i] for x in res[False])
-            print(f"median {what}: with sites {w:.3f} s, without {wo:.3f} s, ratio {w / wo:.3f}")
+            for name, path in libs.items():
+                for mode in modes:
+                    heap, total, vm, cpu, summary = run(f"{jdk}/bin/java", path, work, mb, mode)
+                    res[(name, mode)].append((heap, total, vm, cpu))
+                    print(f"run {r} {name} {mode:8s}: heap dump {heap:.2f} s, exit dump "
+                          f"{total:.2f} s, CPU {cpu:.3f} s (VM thread {vm:.3f} s)  ({summary})",
+                          flush=True)
+        print(f"\nmedians of {runs} runs ({', '.join(f'{n} = {p}' for n, p in libs.items())}), "
+              f"and ratios to the same library without sites:")
+        for name in libs:
+            for i, what in enumerate(MEASURES):
+                base = statistics.median(x[i] for x in res[(name, "no sites")])
+                cells = []
+                for mode in modes:
+                    m = statistics.median(x[i] for x in res[(name, mode)])
+                    cells.append(f"{mode} {m:.3f} s" +
+                                 ("" if mode == "no sites" else f" (ratio {m / base:.3f})"))
+                print(f"{name} {what:27s}: " + ", ".join(cells))
         print("load average:", open("/proc/loadavg").read().split()[:3])
     finally:
         shutil.rmtree(work)

@@ -33,7 +33,9 @@
 static struct {
     jvmtiEnv *denv;  /* the dump environment (heap_walk.h); NULL until the first dump */
     bool force_tags; /* HPROF_HEAP_WALK=tags */
-    bool no_sites;   /* HPROF_DUMP_SITES=n: objects carry no allocation sites (to measure them) */
+    /* HPROF_DUMP_SITES=n: objects carry no allocation sites; =walks: neither, but heap=sites'
+     * walks run where they would for them (both to measure them, bench/dump-sites). */
+    bool no_sites, walks_only;
     bool probed, addresses_ok;
     bool heap_dump_option; /* heap=dump|all: also at exit and on signals */
     /* VM death has begun: only the exit dump runs (a later one would find the VM dead). */
@@ -420,7 +422,9 @@ static void heap_dump(const struct dump_request *req)
     prepare_threads(jvmti, denv, jni, &d);
     heap_mirrors_prepare(jvmti, denv, jni);
     /* Objects are looked up by address: no sites when the walk tags them. */
-    if (ids == WALK_IDS_ADDRESSES && !st.no_sites)
+    if (ids == WALK_IDS_ADDRESSES && st.walks_only)
+        heap_site_map_walk_only(req);
+    else if (ids == WALK_IDS_ADDRESSES && !st.no_sites)
         heap_site_map_build(&d.sites, req);
 
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -502,6 +506,7 @@ static struct hprof_error heap_dump_start(jvmtiEnv *jvmti, const struct hprof_op
     st.force_tags = env->heap_walk_tags;
     const char *sites = getenv("HPROF_DUMP_SITES");
     st.no_sites = sites && strcmp(sites, "n") == 0;
+    st.walks_only = sites && strcmp(sites, "walks") == 0;
     return hprof_ok();
 }
 

@@ -9,11 +9,10 @@
  * counted in GarbageCollectionFinish, which HotSpot posts inside the collection's pause, so the
  * check made inside the dump's walk (at a safepoint) sees every collection before it.
  *
- * One entry is one word: the address / 8 above, the site id in the low 24 bits (site ids are
- * below 0x800000); an object above 2^43 (8 TiB) is not kept and gets the empty trace. Open
- * addressing in buckets of one cache line per 128-byte block of the heap (heap_site_map.c), at
- * most half full: 16 bytes or less per object counted at a site. The walks only gather the
- * entries; the table is made once, at its size, after them; the dump's walk names each
+ * Each site met gets a small index (up to 65,535 of them let the table take its direct
+ * layout); the table (heap_site_table.h) maps an address to the index, an array here gives the
+ * index's trace. An object above 2^43 (8 TiB) is not kept and gets the empty trace. The walks
+ * only gather the pairs; the table is made once, after them; the dump's walk names each
  * referree ahead of its visit (heap_site_map_prefetch) so that its look-up hits the cache
  * (doc/heap-dump.md, "Map layout"). */
 #ifndef HPROF_HEAP_SITE_MAP_H
@@ -22,17 +21,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "heap_site_table.h"
 #include "writer.h"
 
 struct heap_site_map {
-    uint64_t *slots; /* inside the mapping map_base, map_len (heap_site_map.c) */
-    void *map_base;
-    size_t map_len;
-    size_t mask, n;
-    uint64_t *gathered; /* entries from the walks, until the table is made */
-    size_t ngathered, gathered_cap;
-    uint32_t *traces; /* by site id: its trace; 0 if no object of the map is there */
+    struct heap_site_table table; /* address -> index of the object's site */
+    uint32_t *index_of;           /* by site id: its index; 0 if no object of the map is there */
     uint32_t sites_cap;
+    uint32_t *traces; /* by index: the site's trace (index 0: none) */
+    uint32_t ntraces, traces_cap;
     uint64_t collections; /* before the walks */
     bool active;          /* made; false: heap=sites not in exact mode, or out of memory */
     bool checked, stale;  /* the collection check was made; it found a collection */
@@ -43,6 +40,10 @@ struct heap_site_map {
  * req's SITES section too). Returns m->active. */
 struct dump_request;
 bool heap_site_map_build(struct heap_site_map *m, const struct dump_request *req);
+
+/* heap=sites' walks as heap_site_map_build makes them, keeping nothing (to measure the map's
+ * own cost against them: HPROF_DUMP_SITES=walks). */
+void heap_site_map_walk_only(const struct dump_request *req);
 
 /* Writes the STACK TRACE (and frames) of every site the map names (before the dump). */
 void heap_site_map_emit_traces(const struct heap_site_map *m, struct hprof_writer *w);
