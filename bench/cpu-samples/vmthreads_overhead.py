@@ -4,6 +4,7 @@ sampling (vmthreads=n): process CPU, paired runs, a confidence interval and a ve
 
     bench/cpu-samples/vmthreads_overhead.py --agent build/agent/libhprof.so \\
         [--jdk 17 --jdk 21 --jdk 25] [--workloads javac,h2] [--pairs 6] [--target 2]
+        [--concurrent] [--raw FILE.jsonl]        (and --report FILE.jsonl: the tables of a raw file)
 
 Design (doc/cpu-samples.md, "Whole-process sampling: a paired measurement"):
 - each run is one JVM that runs the workload several times (bench/cpu-samples/Repeat.java):
@@ -11,7 +12,8 @@ Design (doc/cpu-samples.md, "Whole-process sampling: a paired measurement"):
   the later ones is the run's figure, so start-up, class loading and most JIT work fall out;
 - runs come in pairs, one vmthreads=y and one vmthreads=n, back to back, the order
   alternating from pair to pair; the pairs of all JDKs and workloads are interleaved, so a
-  change of machine load falls on both halves of a pair;
+  change of machine load falls on both halves of a pair; with --concurrent the two JVMs of a
+  pair run at the same time (on a loaded machine both then see the same load);
 - each pair gives the ratio y/n; a cell (JDK x workload) reports the median ratio and a
   distribution-free confidence interval for it (sign test: order statistics of the ratios,
   coverage >= 90%); all pairs of all cells together give the pooled figure;
@@ -27,6 +29,7 @@ heap sizing from memory the agent keeps).
 Not run by meson test or CI.
 """
 import argparse
+import json
 import math
 import os
 import re
@@ -80,48 +83,61 @@ def pct(r):
     return f"{(r - 1) * 100:+.1f}%"
 
 
-def run_once(java, classes, agent, mode, wl, work, timeout):
+def start(java, classes, agent, mode, wl, scratch):
+    """Starts one run; finish() waits for it."""
     main, args, warm, measured = WORKLOADS[wl]
-    out = work / f"hprof-{mode}.txt"
+    work = scratch / mode  # each mode its own directory: concurrent pairs run side by side
+    work.mkdir(exist_ok=True)
+    out = work / "hprof.txt"
     cp = str(classes) + (":" + H2_JAR if wl == "h2" else "")
     cmd = [java, "-Xmx1g", "-XX:+UseG1GC",
            f"-agentpath:{agent}=cpu=samples,interval=10,vmthreads={mode},file={out}",
            "-cp", cp, "Repeat", str(warm), str(measured), main] + [a.format(work=work) for a in args]
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")}
-    t0 = time.monotonic()
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        p = subprocess.Popen(cmd, stdout=so, stderr=se, env=env)
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
+    so, se = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    p = subprocess.Popen(cmd, stdout=so, stderr=se, env=env)
+    return {"p": p, "so": so, "se": se, "out": out, "what": f"{wl} vmthreads={mode}", "t0": time.monotonic()}
+
+
+def finish(h, timeout):
+    """Waits for the run (wait4: its own rusage, exactly the JVM's) and reads its figures."""
+    p = h["p"]
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - h["t0"] > timeout:
             p.kill()
-            p.wait()
-            raise SystemExit(f"{wl} vmthreads={mode}: over {timeout} s")
-        wall = time.monotonic() - t0
-        so.seek(0)
-        se.seek(0)
-        stdout, stderr = so.read().decode(errors="replace"), se.read().decode(errors="replace")
-    # Popen reaped the child; its rusage is in RUSAGE_CHILDREN, read as a difference by the caller.
+            os.wait4(p.pid, 0)
+            raise SystemExit(f"{h['what']}: over {timeout} s")
+        time.sleep(0.05)
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    wall = time.monotonic() - h["t0"]
+    for f in (h["so"], h["se"]):
+        f.seek(0)
+    stdout, stderr = (f.read().decode(errors="replace") for f in (h["so"], h["se"]))
+    h["so"].close()
+    h["se"].close()
     if p.returncode != 0:
-        raise SystemExit(f"{wl} vmthreads={mode}: exit {p.returncode}\n{stderr[-2000:]}")
+        raise SystemExit(f"{h['what']}: exit {p.returncode}\n{stderr[-2000:]}")
     m = re.search(r"^measured cpu_ns=(\d+) wall_ns=(\d+)", stdout, re.M)
     mem = re.search(r"^memory heap_peak_committed_kb=(\d+) vmhwm_kb=(\d+)", stdout, re.M)
-    if not m or not mem or "CPU SAMPLES BEGIN" not in out.read_text(errors="replace"):
-        raise SystemExit(f"{wl} vmthreads={mode}: no measurement or no CPU SAMPLES\n{stdout[-1000:]}{stderr[-1000:]}")
+    out = h["out"]
+    if not m or not mem or not out.exists() or "CPU SAMPLES BEGIN" not in out.read_text(errors="replace"):
+        raise SystemExit(f"{h['what']}: no measurement or no CPU SAMPLES\n{stdout[-1000:]}{stderr[-1000:]}")
     scan = SCAN_RE.search(stderr)
-    results = tuple(re.findall(r"^result: .*$", stdout, re.M))
     out.unlink()
     return {"steady": int(m.group(1)) / 1e9, "wall": wall, "heap_kb": int(mem.group(1)),
-            "hwm_kb": int(mem.group(2)), "results": results,
+            "hwm_kb": int(mem.group(2)), "results": tuple(re.findall(r"^result: .*$", stdout, re.M)),
+            "process": ru.ru_utime + ru.ru_stime,
             "scan_s": int(scan.group(1)) * float(scan.group(2)) / 1e6 if scan else None}
 
 
-def measure(java, classes, agent, mode, wl, work, timeout):
-    before = os.times()
-    r = run_once(java, classes, agent, mode, wl, work, timeout)
-    after = os.times()
-    r["process"] = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return r
+def run_pair(java, classes, agent, order, wl, scratch, timeout, concurrent):
+    if not concurrent:
+        return {m: finish(start(java, classes, agent, m, wl, scratch), timeout) for m in order}
+    hs = {m: start(java, classes, agent, m, wl, scratch) for m in order}
+    return {m: finish(h, timeout) for m, h in hs.items()}
 
 
 def load():
@@ -130,13 +146,26 @@ def load():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--agent", required=True, help="libhprof.so")
+    ap.add_argument("--agent", help="libhprof.so")
     ap.add_argument("--jdk", action="append", help="17, 21, 25 or a JDK home (repeat; default 17, 21, 25)")
     ap.add_argument("--workloads", default="javac,h2")
     ap.add_argument("--pairs", type=int, default=6, help="pairs per JDK and workload (default 6)")
     ap.add_argument("--target", type=float, default=2.0, help="allowed cost, per cent (default 2)")
+    ap.add_argument("--concurrent", action="store_true",
+                    help="run the two JVMs of a pair at the same time (for a loaded machine: both see the same load)")
+    ap.add_argument("--raw", help="append each pair's figures to this file (JSON lines) as they come")
+    ap.add_argument("--report", help="print the tables of a --raw file (of a run cut short) and exit")
     ap.add_argument("--timeout", type=int, default=900, help="limit of one run, seconds")
     a = ap.parse_args()
+    if a.report:
+        pairs = {}
+        for line in open(a.report):
+            r = json.loads(line)
+            pairs.setdefault((r["jdk"], r["workload"]), []).append(r["runs"])
+        report(pairs, a.target / 100, 0)
+        return
+    if not a.agent:
+        ap.error("--agent is required")
     agent = os.path.realpath(a.agent)
     jdks = [JDKS.get(j, j) for j in (a.jdk or ["17", "21", "25"])]
     jdks = [j for j in jdks if Path(j, "bin", "java").exists() or print(f"skipped, no JDK: {j}")]
@@ -149,7 +178,8 @@ def main():
         subprocess.run([javac, "--release", "17", "-nowarn", "-cp", H2_JAR, "-d", str(classes),
                         str(WORKLOADS_DIR / "JavacMany.java"), str(WORKLOADS_DIR / "H2Jdbc.java"),
                         str(HERE / "Repeat.java")], check=True)
-        print(f"# vmthreads=y against vmthreads=n, cpu=samples,interval=10; {a.pairs} pairs per cell; "
+        print(f"# vmthreads=y against vmthreads=n, cpu=samples,interval=10; {a.pairs} pairs per cell"
+              f"{', the two runs of a pair concurrent' if a.concurrent else ''}; "
               f"load {load()} at start; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
         pairs = {}
         t_start = time.monotonic()
@@ -157,9 +187,13 @@ def main():
             for ji, jdk in enumerate(jdks):
                 for wi, wl in enumerate(wls):
                     order = ("y", "n") if (i + ji + wi) % 2 == 0 else ("n", "y")
-                    got = {m: measure(str(Path(jdk, "bin", "java")), classes, agent, m, wl, scratch, a.timeout)
-                           for m in order}
+                    got = run_pair(str(Path(jdk, "bin", "java")), classes, agent, order, wl, scratch,
+                                   a.timeout, a.concurrent)
                     pairs.setdefault((jdk, wl), []).append(got)
+                    if a.raw:
+                        with open(a.raw, "a") as f:
+                            f.write(json.dumps({"jdk": jdk, "workload": wl, "pair": i + 1, "order": order,
+                                                "runs": got}) + "\n")
                     y, n = got["y"], got["n"]
                     if y["results"] != n["results"]:
                         raise SystemExit(f"{wl} on {jdk}: the two modes computed different results")
