@@ -207,17 +207,13 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def nonheap(r):
-    return (r["hwm_kb"] - r["heap_kb"]) / 1024
-
-
 def report(pairs, target, elapsed):
     print("\n# process CPU = user + system CPU of the whole JVM (wait4: start-up, warm-up and exit dump included);"
           " steady CPU = process CPU of the measured iterations only; ratio = vmthreads=y / vmthreads=n of one"
           " pair; CI = sign-test interval of the median ratio\n")
     print("| JDK | workload | pairs | process CPU y / n s | median ratio | CI (coverage) | verdict "
           "| steady CPU y / n s | median ratio | CI | scan CPU / process CPU | peak RSS ratio "
-          "| heap peak committed ratio | peak RSS - heap, y - n MiB |")
+          "| heap peak committed ratio | pairs with y's peak RSS higher |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     pooled = {"process": [], "steady": []}
     for (jdk, wl), ps in pairs.items():
@@ -235,7 +231,7 @@ def report(pairs, target, elapsed):
               f"{statistics.median(scan) * 100 if scan else float('nan'):.3f}% | "
               f"{statistics.median(p['y']['hwm_kb'] / p['n']['hwm_kb'] for p in ps):.3f} | "
               f"{statistics.median(p['y']['heap_kb'] / p['n']['heap_kb'] for p in ps):.3f} | "
-              f"{statistics.median(nonheap(p['y']) - nonheap(p['n']) for p in ps):+.1f} |")
+              f"{sum(p['y']['hwm_kb'] > p['n']['hwm_kb'] for p in ps)} of {len(ps)} |")
     print()
     for key, what in (("steady", "steady-state process CPU (measured iterations)"),
                       ("process", "process CPU (whole run)")):
