@@ -19,7 +19,10 @@ Design (doc/cpu-samples.md, "Whole-process sampling: a paired measurement"):
   coverage >= 90%); all pairs of all cells together give the pooled figure;
 - the verdict is on the process's CPU over the whole run (the issue's measure; the steady
   state's figure is printed too: on a loaded machine the JIT's work slips from the warm-up
-  into the measured iterations and makes it noisier, not steadier);
+  into the measured iterations and makes it noisier, not steadier; and so is the steady state
+  less the JIT compiler threads' CPU, the largest noise, which vmthreads=y does not touch:
+  no signal goes to them, their CPU clocks are only read; the JVMs run with
+  -XX:-UseDynamicNumberOfCompilerThreads so that no compiler thread exits with its time);
 - verdict: PASS when the interval's upper end is at most 1 + target, FAIL when its lower end
   is above it, UNRESOLVED otherwise (the run cannot tell: more pairs or a quieter machine).
 Also per cell: the whole process's CPU (wait4, start-up and exit dump included), the agent's
@@ -90,7 +93,7 @@ def start(java, classes, agent, mode, wl, scratch):
     work.mkdir(exist_ok=True)
     out = work / "hprof.txt"
     cp = str(classes) + (":" + H2_JAR if wl == "h2" else "")
-    cmd = [java, "-Xmx1g", "-XX:+UseG1GC",
+    cmd = [java, "-Xmx1g", "-XX:+UseG1GC", "-XX:-UseDynamicNumberOfCompilerThreads",
            f"-agentpath:{agent}=cpu=samples,interval=10,vmthreads={mode},file={out}",
            "-cp", cp, "Repeat", str(warm), str(measured), main] + [a.format(work=work) for a in args]
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")}
@@ -120,14 +123,14 @@ def finish(h, timeout):
     h["se"].close()
     if p.returncode != 0:
         raise SystemExit(f"{h['what']}: exit {p.returncode}\n{stderr[-2000:]}")
-    m = re.search(r"^measured cpu_ns=(\d+) wall_ns=(\d+)", stdout, re.M)
+    m = re.search(r"^measured cpu_ns=(\d+) wall_ns=(\d+) jit_cpu_ns=(\d+)", stdout, re.M)
     mem = re.search(r"^memory heap_peak_committed_kb=(\d+) vmhwm_kb=(\d+)", stdout, re.M)
     out = h["out"]
     if not m or not mem or not out.exists() or "CPU SAMPLES BEGIN" not in out.read_text(errors="replace"):
         raise SystemExit(f"{h['what']}: no measurement or no CPU SAMPLES\n{stdout[-1000:]}{stderr[-1000:]}")
     scan = SCAN_RE.search(stderr)
     out.unlink()
-    return {"steady": int(m.group(1)) / 1e9, "wall": wall, "heap_kb": int(mem.group(1)),
+    return {"steady": int(m.group(1)) / 1e9, "nojit": (int(m.group(1)) - int(m.group(3))) / 1e9, "wall": wall, "heap_kb": int(mem.group(1)),
             "hwm_kb": int(mem.group(2)), "results": tuple(re.findall(r"^result: .*$", stdout, re.M)),
             "process": ru.ru_utime + ru.ru_stime,
             "scan_s": int(scan.group(1)) * float(scan.group(2)) / 1e6 if scan else None}
@@ -212,13 +215,17 @@ def report(pairs, target, elapsed):
           " steady CPU = process CPU of the measured iterations only; ratio = vmthreads=y / vmthreads=n of one"
           " pair; CI = sign-test interval of the median ratio\n")
     print("| JDK | workload | pairs | process CPU y / n s | median ratio | CI (coverage) | verdict "
-          "| steady CPU y / n s | median ratio | CI | scan CPU / process CPU | peak RSS ratio "
+          "| steady CPU y / n s | median ratio | CI | steady CPU without JIT y / n s | median ratio | CI "
+          "| scan CPU / process CPU | peak RSS ratio "
           "| heap peak committed ratio | pairs with y's peak RSS higher |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    pooled = {"process": [], "steady": []}
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    pooled = {"process": [], "steady": [], "nojit": []}
     for (jdk, wl), ps in pairs.items():
         cols = []
-        for key in ("process", "steady"):
+        for key in ("process", "steady", "nojit"):
+            if any(key not in p["y"] for p in ps):  # a --raw file of an earlier version
+                cols.append("n/a | n/a | n/a")
+                continue
             ratios = [p["y"][key] / p["n"][key] for p in ps]
             pooled[key] += ratios
             ci = sign_test_ci(ratios)
@@ -227,19 +234,22 @@ def report(pairs, target, elapsed):
                         + (f"{pct(ci[0])} .. {pct(ci[1])} ({ci[2]:.0%})" if ci else "too few pairs")
                         + (f" | {verdict(ci, target)}" if key == "process" else ""))
         scan = [p["y"]["scan_s"] / p["y"]["process"] for p in ps if p["y"]["scan_s"] is not None]
-        print(f"| {Path(jdk).name} | {wl} | {len(ps)} | {cols[0]} | {cols[1]} | "
+        print(f"| {Path(jdk).name} | {wl} | {len(ps)} | {cols[0]} | {cols[1]} | {cols[2]} | "
               f"{statistics.median(scan) * 100 if scan else float('nan'):.3f}% | "
               f"{statistics.median(p['y']['hwm_kb'] / p['n']['hwm_kb'] for p in ps):.3f} | "
               f"{statistics.median(p['y']['heap_kb'] / p['n']['heap_kb'] for p in ps):.3f} | "
               f"{sum(p['y']['hwm_kb'] > p['n']['hwm_kb'] for p in ps)} of {len(ps)} |")
     print()
-    for key, what in (("steady", "steady-state process CPU (measured iterations)"),
+    for key, what in (("nojit", "steady-state process CPU less the JIT compiler threads'"),
+                      ("steady", "steady-state process CPU (measured iterations)"),
                       ("process", "process CPU (whole run)")):
+        if not pooled[key]:
+            continue
         ci = sign_test_ci(pooled[key])
         v = verdict(ci, target)
         ci_s = f"{pct(ci[0])} .. {pct(ci[1])} ({ci[2]:.0%} CI)" if ci else "no CI"
         word = {"PASS": "resolved, within", "FAIL": "resolved, above", "UNRESOLVED": "not resolved against"}[v]
-        print(f"{'VERDICT' if key == 'process' else 'steady'}: {v}: vmthreads=y costs "
+        print(f"{'VERDICT' if key == 'process' else key}: {v}: vmthreads=y costs "
               f"{pct(statistics.median(pooled[key]))} of {what} over vmthreads=n (median of {len(pooled[key])} "
               f"paired ratios, {ci_s}): {word} the +{target * 100:g}% target")
     print(f"load {load()} at the end; {elapsed / 60:.1f} min")
