@@ -147,6 +147,33 @@ def load():
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def self_test():
+    """The statistics on made-up ratios, against a brute-force count of the sign test."""
+    import itertools
+    failed = 0
+    for n in range(1, 13):
+        xs = [1 + 0.01 * k for k in range(n)]
+        ci = sign_test_ci(list(reversed(xs)))
+        # brute force: the coverage of [x(k), x(n+1-k)] is the share of the 2^n sign patterns
+        # with at least k and at most n-k values below the median
+        best = None
+        for k in range(1, n // 2 + 1):
+            cover = sum(k <= sum(signs) <= n - k for signs in itertools.product((0, 1), repeat=n)) / 2 ** n
+            if cover >= 0.90:
+                best = (xs[k - 1], xs[n - k], cover)
+        if (ci is None) != (best is None) or (ci and any(abs(a - b) > 1e-12 for a, b in zip(ci, best))):
+            print(f"FAIL sign_test_ci n={n}: {ci} != {best}")
+            failed += 1
+    cases = [((0.99, 1.019, 0.9), "PASS"), ((1.021, 1.05, 0.9), "FAIL"), ((0.99, 1.03, 0.9), "UNRESOLVED"),
+             (None, "UNRESOLVED")]
+    for ci, want in cases:
+        if verdict(ci, 0.02) != want:
+            print(f"FAIL verdict {ci}: {verdict(ci, 0.02)} != {want}")
+            failed += 1
+    print(f"self-test: {'ok' if not failed else f'{failed} failed'}")
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--agent", help="libhprof.so")
@@ -158,8 +185,11 @@ def main():
                     help="run the two JVMs of a pair at the same time (for a loaded machine: both see the same load)")
     ap.add_argument("--raw", help="append each pair's figures to this file (JSON lines) as they come")
     ap.add_argument("--report", help="print the tables of a --raw file (of a run cut short) and exit")
+    ap.add_argument("--self-test", action="store_true", help="check the statistics on made-up ratios (no JVM)")
     ap.add_argument("--timeout", type=int, default=900, help="limit of one run, seconds")
     a = ap.parse_args()
+    if a.self_test:
+        sys.exit(self_test())
     if a.report:
         pairs = {}
         for line in open(a.report):
