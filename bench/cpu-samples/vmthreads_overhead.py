@@ -4,7 +4,8 @@ sampling (vmthreads=n): process CPU, paired runs, a confidence interval and a ve
 
     bench/cpu-samples/vmthreads_overhead.py --agent build/agent/libhprof.so \\
         [--jdk 17 --jdk 21 --jdk 25] [--workloads javac,h2] [--pairs 6] [--target 2]
-        [--concurrent] [--raw FILE.jsonl]        (and --report FILE.jsonl: the tables of a raw file)
+        [--concurrent] [--raw FILE.jsonl]        (and --report FILE.jsonl: the tables of a raw file;
+                                                  --self-test: the statistics, no JVM)
 
 Design (doc/cpu-samples.md, "Whole-process sampling: a paired measurement"):
 - each run is one JVM that runs the workload several times (bench/cpu-samples/Repeat.java):
