@@ -3,10 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk_store.h"
 #include "mem_account.h"
 
 /* Open addressing with linear probing; slots hold the hash, so most probes compare no keys.
- * Keys live in chunks that are never moved, so growing the table copies only slots. */
+ * Keys live in a chunk store (never moved), so growing the table copies only slots. */
 struct slot {
     uint64_t hash; /* 0 = empty */
     const uint8_t *key;
@@ -14,22 +15,13 @@ struct slot {
     uint32_t value;
 };
 
-struct chunk {
-    struct chunk *next;
-    size_t used, size;
-    uint8_t data[];
-};
-
 struct keymap {
     struct slot *slots;
     size_t capacity; /* a power of two */
     size_t count;
-    struct chunk *chunks;
-    size_t bytes; /* every block, as mem_account counts them */
+    struct chunk_store keys;
+    size_t bytes; /* the map and its slots, as mem_account counts them (keys: keys.bytes) */
 };
-
-#define CHUNK_MIN (64 * 1024)
-#define CHUNK_FIRST 1024
 
 uint64_t keymap_hash(const void *key, size_t len)
 {
@@ -66,12 +58,7 @@ void keymap_free(struct keymap *m)
 {
     if (!m)
         return;
-    struct chunk *c = m->chunks;
-    while (c) {
-        struct chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    chunk_store_free(&m->keys);
     free(m->slots);
     mem_account_uncharge(m->bytes);
     free(m);
@@ -96,33 +83,6 @@ bool keymap_get(const struct keymap *m, const void *key, size_t len, uint32_t *v
         return false;
     *value = s->value;
     return true;
-}
-
-static const uint8_t *copy_key(struct keymap *m, const void *key, size_t len)
-{
-    struct chunk *c = m->chunks;
-    if (!c || c->size - c->used < len) {
-        /* Chunks double from 1 KiB to 64 KiB: a small map (a class's methods) costs little. */
-        size_t size = c ? c->size * 2 : CHUNK_FIRST;
-        size = size > CHUNK_MIN ? CHUNK_MIN : size;
-        size = len > size ? len : size;
-        c = malloc(sizeof *c + size);
-        if (!c)
-            return NULL;
-        c->size = size;
-        c->used = 0;
-        c->next = m->chunks;
-        m->chunks = c;
-        m->bytes += mem_block(sizeof *c + size);
-        mem_account_charge(mem_block(sizeof *c + size));
-    }
-    uint8_t *dst = c->data + c->used;
-    if (len)
-        memcpy(dst, key, len);
-    c->used += (len + 7) & ~(size_t)7;
-    if (c->used > c->size)
-        c->used = c->size;
-    return dst;
 }
 
 static bool grow(struct keymap *m)
@@ -171,7 +131,7 @@ uint32_t keymap_put_ref(struct keymap *m, const void *key, size_t len, uint32_t 
             return 0;
         s = (struct slot *)find(m, key, len, h);
     }
-    const uint8_t *copy = copy_key(m, key, len);
+    const uint8_t *copy = chunk_store_add(&m->keys, key, len);
     if (!copy)
         return 0;
     s->hash = h;
@@ -222,5 +182,5 @@ size_t keymap_count(const struct keymap *m)
 
 size_t keymap_bytes(const struct keymap *m)
 {
-    return m ? m->bytes : 0;
+    return m ? m->bytes + m->keys.bytes : 0;
 }
