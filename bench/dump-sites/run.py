@@ -119,11 +119,16 @@ def main():
     args = sys.argv[1:]
     walks = "--walks" in args
     args = [a for a in args if a != "--walks"]
+    usage = "usage: bench/dump-sites/run.py LIB JDK_HOME MB [runs] [--walks] [--compare LIB2]"
     libs = {}
     if "--compare" in args:
         i = args.index("--compare")
+        if i + 1 >= len(args):
+            sys.exit(usage)
         libs["LIB2"] = args[i + 1]
         del args[i:i + 2]
+    if len(args) < 3 or not args[2].isdigit() or (len(args) > 3 and not args[3].isdigit()):
+        sys.exit(usage)
     lib, jdk, mb = args[0], args[1], int(args[2])
     libs = {"LIB": lib, **libs}
     runs = int(args[3]) if len(args) > 3 else 5
