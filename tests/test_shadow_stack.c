@@ -364,17 +364,41 @@ static void fold_hook(struct shadow_thread *t, void *ctx)
     fc->folded += r.nodes_after < r.nodes_before;
 }
 
-/* Every row and method of a equal to b's (both cut to depth). */
+static bool gone_of(uint32_t cnum, void *ctx);
+
+/* The rows of s as they print: each cut after its first frame of a gone class (below it a
+ * trace is the empty one whatever the frames), rows that become equal summed. */
+static struct shadow_totals *printed_rows(const struct shadow_totals *s)
+{
+    struct shadow_totals *p = shadow_totals_new();
+    ck_assert_ptr_nonnull(p);
+    for (size_t i = 0; i < shadow_totals_count(s); i++) {
+        const struct shadow_total *r = shadow_totals_at(s, i);
+        uint32_t n = r->n;
+        for (uint32_t g = 0; g < r->n; g++)
+            if (gone_of(SHADOW_CNUM(r->frames[g]), NULL)) {
+                n = g + 1;
+                break;
+            }
+        ck_assert_int_eq(shadow_totals_add_count(p, r->thread, r->frames, n, r->calls, r->self), 0);
+    }
+    return p;
+}
+
+/* Every printed row and every method of a equal to b's (both cut to depth). */
 static void assert_same_totals(const struct shadow_totals *a, const struct shadow_totals *b)
 {
-    ck_assert_uint_eq(shadow_totals_count(a), shadow_totals_count(b));
-    for (size_t i = 0; i < shadow_totals_count(a); i++) {
-        const struct shadow_total *r = shadow_totals_at(a, i);
-        const struct shadow_total *o = row_of(b, r->thread, r->frames, r->n);
+    struct shadow_totals *pa = printed_rows(a), *pb = printed_rows(b);
+    ck_assert_uint_eq(shadow_totals_count(pa), shadow_totals_count(pb));
+    for (size_t i = 0; i < shadow_totals_count(pa); i++) {
+        const struct shadow_total *r = shadow_totals_at(pa, i);
+        const struct shadow_total *o = row_of(pb, r->thread, r->frames, r->n);
         ck_assert_ptr_nonnull(o);
         ck_assert_uint_eq(r->calls, o->calls);
         ck_assert_uint_eq(r->self, o->self);
     }
+    shadow_totals_free(pa);
+    shadow_totals_free(pb);
     ck_assert_uint_eq(shadow_totals_method_count(a), shadow_totals_method_count(b));
     for (size_t i = 0; i < shadow_totals_method_count(a); i++) {
         const struct shadow_method_total *m = shadow_totals_method_at(a, i);
@@ -483,6 +507,13 @@ START_TEST(fold_keeps_paths_on_the_stack)
     ck_assert_int_eq(shadow_fold_run(t, retired, 0, gone_of, NULL, 16, &r), 0);
     ck_assert_uint_eq(r.rows, 40);
     ck_assert_uint_eq(r.nodes_after, 4); /* the root and the three open frames */
+    /* each folded path is kept as its top frame alone (a frame of gone class 4) */
+    ck_assert_uint_eq(shadow_totals_count(retired), 40);
+    for (int k = 0; k < 40; k++) {
+        shadow_frame top = F(4, (uint32_t)k);
+        ck_assert_ptr_nonnull(row_of(retired, 0, &top, 1));
+        ck_assert_uint_eq(row_of(retired, 0, &top, 1)->calls, 1);
+    }
     for (int k = 0; k < 5; k++) {
         shadow_stack_enter(t, F(5, 0), now += 1, 4);
         shadow_stack_enter(ref, F(5, 0), now, 4);
@@ -507,6 +538,35 @@ START_TEST(fold_keeps_paths_on_the_stack)
 }
 END_TEST
 
+/* Calls of one gone method from different live callers become one row (what prints: the empty
+ * trace under that method's name), with every call and tick. */
+START_TEST(fold_merges_the_paths_of_a_gone_method)
+{
+    memset(fold_gone, 0, sizeof fold_gone);
+    struct shadow_totals *retired = shadow_totals_new();
+    struct shadow_thread *t = shadow_stack_thread_new(false, NULL);
+    uint64_t now = 0;
+    for (uint32_t caller = 0; caller < 3; caller++) {
+        shadow_stack_enter(t, F(1, caller), now += 1, 4);
+        for (int k = 0; k < 2; k++) {
+            shadow_stack_enter(t, F(6, 0), now += 1, 4);
+            shadow_stack_exit(t, F(6, 0), now += 5);
+        }
+        shadow_stack_exit(t, F(1, caller), now += 1);
+    }
+    fold_gone[6] = true;
+    struct shadow_fold_result r;
+    ck_assert_int_eq(shadow_fold_run(t, retired, 0, gone_of, NULL, 16, &r), 0);
+    ck_assert_uint_eq(r.rows, 3);
+    ck_assert_uint_eq(shadow_totals_count(retired), 1);
+    shadow_frame six = F(6, 0);
+    ck_assert_uint_eq(row_of(retired, 0, &six, 1)->calls, 6);
+    ck_assert_uint_eq(row_of(retired, 0, &six, 1)->self, 30);
+    shadow_totals_free(retired);
+    shadow_stack_thread_free(t);
+}
+END_TEST
+
 int main(void)
 {
     return run_tests("shadow-stack", "core", 120,
@@ -515,5 +575,5 @@ int main(void)
                            exit_never_entered_is_ignored, depth_change_keeps_old_nodes,
                            callee_table_grows_under_an_open_call, many_traces_and_methods,
                            deep_stack_and_overflow, totals_over_threads, fold_keeps_every_count,
-                           fold_keeps_paths_on_the_stack));
+                           fold_keeps_paths_on_the_stack, fold_merges_the_paths_of_a_gone_method));
 }

@@ -392,10 +392,25 @@ static uint32_t trace_of(jvmtiEnv *jvmti, const struct shadow_total *r, bool *ov
     return serial;
 }
 
+static int label_cmp(const char *x, const char *y)
+{
+    return x && y ? strcmp(x, y) : (x != NULL) - (y != NULL);
+}
+
+/* By trace, then (for the empty trace) by label. */
 static int by_serial(const void *a, const void *b)
 {
     const struct hprof_cost_row *x = a, *y = b;
-    return (x->trace_serial > y->trace_serial) - (x->trace_serial < y->trace_serial);
+    int c = (x->trace_serial > y->trace_serial) - (x->trace_serial < y->trace_serial);
+    return c ? c : label_cmp(x->method, y->method);
+}
+
+/* Rows that print the same: one trace, or the empty trace and one label (paths through unloaded
+ * classes: what is below their top frame cannot be printed). */
+static bool same_printed_row(const struct hprof_cost_row *x, const struct hprof_cost_row *y)
+{
+    return x->trace_serial == y->trace_serial &&
+           (x->trace_serial != HPROF_TRACE_SERIAL_NONE || label_cmp(x->method, y->method) == 0);
 }
 
 static void write_cpu_times_rows(struct hprof_writer *w, void *report)
@@ -427,13 +442,12 @@ static void write_cpu_times(const struct dump_request *req, struct shadow_totals
         rows[i].method = labels[i];
         total_ns += rows[i].cost;
     }
-    /* Frames cut to depth can make one trace of several rows (and unknown methods the empty
-     * trace, kept apart since their labels differ). */
+    /* Frames cut to depth can make one trace of several rows, and unknown methods one empty
+     * trace of rows whose top frames differ (kept apart by their labels). */
     qsort(rows, n, sizeof *rows, by_serial);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (m > 0 && rows[i].trace_serial == rows[m - 1].trace_serial &&
-            rows[i].trace_serial != HPROF_TRACE_SERIAL_NONE) {
+        if (m > 0 && same_printed_row(&rows[i], &rows[m - 1])) {
             rows[m - 1].count += rows[i].count;
             rows[m - 1].cost += rows[i].cost;
         } else {

@@ -1,9 +1,9 @@
 /* The fold of unloaded classes' call paths (shadow_stack.h, shadow_fold_run): a server that
  * keeps loading and unloading classes would otherwise keep every path it ever ran, per thread.
  * A path that names a method of an unloaded class can never be on a stack again, so its
- * counters are final: they go to the totals (one row per path, merged over threads unless
- * thread=y) and the nodes are rebuilt without it. Pure C like the stacks: whether a class is
- * gone is asked of the caller. */
+ * counters are final: they go to the totals (cut after the path's first gone frame, merged over
+ * threads unless thread=y) and the nodes are rebuilt without it. Pure C like the stacks: whether a
+ * class is gone is asked of the caller. */
 #include "shadow_stack_impl.h"
 
 #include <stdlib.h>
@@ -219,6 +219,15 @@ static int move_counts(struct fold *f, struct shadow_totals *to, uint32_t thread
             if (!calls && !self)
                 continue;
             size_t k = shadow_stack_frames_of(c->node, frames, SHADOW_MAX_DEPTH);
+            /* Cut after the first gone frame: a trace that reaches it prints as the empty
+             * trace, labelled by its top frame, whatever lies below; a dump at a smaller depth
+             * that stops above it prints the same live frames. So the rows of one method's
+             * paths through unloaded code merge into a few, and stay exact. */
+            for (size_t g = 0; g < k; g++)
+                if (frame_gone(f, frames[g])) {
+                    k = g + 1;
+                    break;
+                }
             if (shadow_totals_add_count(to, thread, frames, (uint32_t)k, calls, self) != 0)
                 rc = -1;
             ++*rows;
