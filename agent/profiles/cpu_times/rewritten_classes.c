@@ -11,15 +11,21 @@
 #include "names.h"
 #include "segarray.h"
 
+/* A record's texts are one block (a server that keeps loading classes keeps one record per class
+ * for the whole run, issue 31): per method the offsets of its name and descriptor (NO_TEXT when
+ * the class file gave none), then the class's two names and every method's texts, each with its
+ * NUL; a descriptor met earlier in the same class is shared. */
+#define NO_TEXT UINT32_MAX
+
 struct tracked_class {
-    _Atomic(bool) ready; /* filled: the fields below stay as they are */
-    char *name;          /* internal form, "java/lang/String" */
-    char *java_name;     /* "java.lang.String" */
-    jweak loader;        /* NULL = the boot loader */
+    _Atomic(bool) ready;   /* filled: the fields below stay as they are */
+    const char *name;      /* internal form, "java/lang/String" (in text) */
+    const char *java_name; /* "java.lang.String" (in text) */
+    jweak loader;          /* NULL = the boot loader */
     uint32_t nmethods;
-    char **method_names, **method_descs;
-    uint32_t next_same_name;      /* another record of this name, 0 = none; under lock */
-    bool bound;                   /* under lock */
+    uint32_t *text;          /* offsets[2 * nmethods] (name, descriptor), then the characters */
+    uint32_t next_same_name; /* another record of this name, 0 = none; under lock */
+    bool bound;              /* under lock */
     _Atomic(jmethodID *) methods; /* per mnum, NULL entries for methods not found */
 };
 
@@ -47,11 +53,6 @@ static void charge(size_t bytes)
     mem_account_charge(bytes);
 }
 
-static size_t text_block(const char *s)
-{
-    return s ? mem_block(strlen(s) + 1) : 0;
-}
-
 int rewritten_classes_init(void)
 {
     segarray_init(&records, sizeof(struct tracked_class));
@@ -76,37 +77,94 @@ uint32_t rewritten_classes_reserve(void)
     return i == UINT32_MAX ? 0 : i + 1;
 }
 
+static const char *method_text(const struct tracked_class *c, uint32_t mnum, int which)
+{
+    uint32_t off = c->text[2 * mnum + (uint32_t)which];
+    return off == NO_TEXT ? NULL : (const char *)(c->text + 2 * c->nmethods) + off;
+}
+
+/* A descriptor already in the block, among the class's earlier methods (a few dozen looked at:
+ * classes with thousands of methods share less and must not cost n^2). */
+static uint32_t shared_desc(const uint32_t *offs, const char *chars, uint32_t mnum,
+                            const char *desc)
+{
+    for (uint32_t i = mnum, seen = 0; i-- > 0 && seen < 32; seen++) {
+        uint32_t off = offs[2 * i + 1];
+        if (off != NO_TEXT && strcmp(chars + off, desc) == 0)
+            return off;
+    }
+    return NO_TEXT;
+}
+
+/* Copies str to text + *at; returns its offset. */
+static uint32_t put(char *text, size_t *at, const char *str)
+{
+    size_t len = strlen(str) + 1, off = *at;
+    memcpy(text + off, str, len);
+    *at += len;
+    return (uint32_t)off;
+}
+
+/* The block of name, java_name and res's method texts; NULL when out of memory. */
+static uint32_t *pack_texts(const char *name, const char *java_name,
+                            const struct rewrite_result *res, size_t *bytes)
+{
+    uint32_t n = res->method_names && res->method_descs ? res->nmethods : 0;
+    size_t chars = strlen(name) + 1 + strlen(java_name) + 1;
+    for (uint32_t i = 0; i < n; i++)
+        chars += (res->method_names[i] ? strlen(res->method_names[i]) + 1 : 0) +
+                 (res->method_descs[i] ? strlen(res->method_descs[i]) + 1 : 0);
+    size_t head = sizeof(uint32_t) * 2 * (size_t)n;
+    if (chars >= NO_TEXT)
+        return NULL;
+    uint32_t *block = malloc(head + chars);
+    if (!block)
+        return NULL;
+    char *text = (char *)(block + 2 * n);
+    size_t at = 0;
+    put(text, &at, name);
+    put(text, &at, java_name);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *mn = res->method_names[i], *md = res->method_descs[i];
+        block[2 * i] = mn ? put(text, &at, mn) : NO_TEXT;
+        uint32_t shared = md ? shared_desc(block, text, i, md) : NO_TEXT;
+        block[2 * i + 1] = !md ? NO_TEXT : shared != NO_TEXT ? shared : put(text, &at, md);
+    }
+    *bytes = head + at;
+    uint32_t *fit = realloc(block, head + at); /* shared descriptors left room at the end */
+    return fit ? fit : block;
+}
+
 void rewritten_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
                             struct rewrite_result *res)
 {
     struct tracked_class *c = record(cnum);
     if (!c)
         return;
-    c->name = strdup(name);
     /* as a signature: an internal name that starts with 'L' would read as one */
     size_t n = strlen(name);
     char *sig = malloc(n + 3);
+    char *java_name = NULL;
     if (sig) {
         sig[0] = 'L';
         memcpy(sig + 1, name, n);
         sig[n + 1] = ';';
         sig[n + 2] = '\0';
-        c->java_name = names_java_class_name(sig);
+        java_name = names_java_class_name(sig);
         free(sig);
     }
+    size_t bytes = 0;
+    c->text = java_name ? pack_texts(name, java_name, res, &bytes) : NULL;
+    free(java_name);
+    if (c->text) {
+        c->nmethods = res->method_names && res->method_descs ? res->nmethods : 0;
+        const char *chars = (const char *)(c->text + 2 * c->nmethods);
+        c->name = chars;
+        c->java_name = chars + strlen(chars) + 1;
+    }
     c->loader = loader ? (*jni)->NewWeakGlobalRef(jni, loader) : NULL;
-    c->nmethods = res->nmethods;
-    c->method_names = res->method_names;
-    c->method_descs = res->method_descs;
-    res->method_names = NULL;
-    res->method_descs = NULL;
     atomic_fetch_add(&nmethods_total, c->nmethods);
-    size_t bytes = text_block(c->name) + text_block(c->java_name);
-    if (c->method_names)
-        bytes += 2 * mem_block(sizeof *c->method_names * c->nmethods);
-    for (uint32_t i = 0; c->method_names && c->method_descs && i < c->nmethods; i++)
-        bytes += text_block(c->method_names[i]) + text_block(c->method_descs[i]);
-    charge(bytes);
+    charge(mem_block(bytes));
     pthread_mutex_lock(&lock);
     uint32_t h = 0;
     if (c->name && !keymap_get(by_name, c->name, strlen(c->name), &h)) {
@@ -131,7 +189,7 @@ static struct keymap *method_index(const struct tracked_class *c)
         return NULL;
     char small[512];
     for (uint32_t i = 0; i < c->nmethods; i++) {
-        const char *n = c->method_names[i], *d = c->method_descs[i];
+        const char *n = method_text(c, i, 0), *d = method_text(c, i, 1);
         if (!n || !d)
             continue;
         size_t ln = strlen(n), ld = strlen(d), len = ln + 1 + ld;
@@ -268,8 +326,8 @@ bool rewritten_classes_describe(uint32_t cnum, uint32_t mnum, const char **java_
         !c->java_name)
         return false;
     *java_class = c->java_name;
-    *method = c->method_names[mnum];
-    *desc = c->method_descs[mnum];
+    *method = method_text(c, mnum, 0);
+    *desc = method_text(c, mnum, 1);
     return *method && *desc;
 }
 

@@ -18,7 +18,7 @@ int rewritten_classes_init(void);
 uint32_t rewritten_classes_reserve(void);
 
 /* Records what a successful rewrite of class `name` (internal form) by `loader` (NULL = boot)
- * numbered cnum. Takes res's method names and descriptors (leaves them NULL in res). */
+ * numbered cnum. Copies res's method names and descriptors (res keeps its own). */
 void rewritten_classes_fill(JNIEnv *jni, uint32_t cnum, const char *name, jobject loader,
                             struct rewrite_result *res);
 
