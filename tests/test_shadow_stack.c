@@ -367,20 +367,25 @@ static void fold_hook(struct shadow_thread *t, void *ctx)
 static bool gone_of(uint32_t cnum, void *ctx);
 
 /* The rows of s as they print: each cut after its first frame of a gone class (below it a
- * trace is the empty one whatever the frames), rows that become equal summed. */
+ * trace is the empty one whatever the frames; below a live top, whatever that class was), rows
+ * that become equal summed. */
 static struct shadow_totals *printed_rows(const struct shadow_totals *s)
 {
     struct shadow_totals *p = shadow_totals_new();
     ck_assert_ptr_nonnull(p);
     for (size_t i = 0; i < shadow_totals_count(s); i++) {
         const struct shadow_total *r = shadow_totals_at(s, i);
+        shadow_frame cut[SHADOW_MAX_DEPTH];
         uint32_t n = r->n;
+        memcpy(cut, r->frames, n * sizeof *cut);
         for (uint32_t g = 0; g < r->n; g++)
-            if (gone_of(SHADOW_CNUM(r->frames[g]), NULL)) {
+            if (cut[g] == SHADOW_FRAME_UNLOADED || gone_of(SHADOW_CNUM(cut[g]), NULL)) {
+                if (g > 0) /* below a live top: which gone class does not print */
+                    cut[g] = SHADOW_FRAME_UNLOADED;
                 n = g + 1;
                 break;
             }
-        ck_assert_int_eq(shadow_totals_add_count(p, r->thread, r->frames, n, r->calls, r->self), 0);
+        ck_assert_int_eq(shadow_totals_add_count(p, r->thread, cut, n, r->calls, r->self), 0);
     }
     return p;
 }
@@ -539,7 +544,8 @@ START_TEST(fold_keeps_paths_on_the_stack)
 END_TEST
 
 /* Calls of one gone method from different live callers become one row (what prints: the empty
- * trace under that method's name), with every call and tick. */
+ * trace under that method's name), and calls of a live method from different gone classes one
+ * row under the unloaded marker, with every call and tick. */
 START_TEST(fold_merges_the_paths_of_a_gone_method)
 {
     memset(fold_gone, 0, sizeof fold_gone);
@@ -554,14 +560,30 @@ START_TEST(fold_merges_the_paths_of_a_gone_method)
         }
         shadow_stack_exit(t, F(1, caller), now += 1);
     }
-    fold_gone[6] = true;
+    /* live method 1.7 called from two gone classes' methods, under one live caller */
+    shadow_stack_enter(t, F(1, 0), now += 1, 4);
+    for (uint32_t gone = 7; gone <= 8; gone++) {
+        shadow_stack_enter(t, F(gone, 0), now += 1, 4);
+        shadow_stack_enter(t, F(1, 7), now += 1, 4);
+        shadow_stack_exit(t, F(1, 7), now += 10);
+        shadow_stack_exit(t, F(gone, 0), now += 1);
+    }
+    shadow_stack_exit(t, F(1, 0), now += 1);
+    fold_gone[6] = fold_gone[7] = fold_gone[8] = true;
     struct shadow_fold_result r;
     ck_assert_int_eq(shadow_fold_run(t, retired, 0, gone_of, NULL, 16, &r), 0);
-    ck_assert_uint_eq(r.rows, 3);
-    ck_assert_uint_eq(shadow_totals_count(retired), 1);
+    ck_assert_uint_eq(r.rows, 7); /* 6.0 under 3 callers, 7.0, 8.0, 1.7 under each */
+    ck_assert_uint_eq(shadow_totals_count(retired), 4);
     shadow_frame six = F(6, 0);
     ck_assert_uint_eq(row_of(retired, 0, &six, 1)->calls, 6);
     ck_assert_uint_eq(row_of(retired, 0, &six, 1)->self, 30);
+    shadow_frame seven = F(7, 0), eight = F(8, 0);
+    ck_assert_uint_eq(row_of(retired, 0, &seven, 1)->calls, 1);
+    ck_assert_uint_eq(row_of(retired, 0, &eight, 1)->calls, 1);
+    shadow_frame live_under_gone[] = {F(1, 7), SHADOW_FRAME_UNLOADED};
+    ck_assert_ptr_nonnull(row_of(retired, 0, live_under_gone, 2));
+    ck_assert_uint_eq(row_of(retired, 0, live_under_gone, 2)->calls, 2);
+    ck_assert_uint_eq(row_of(retired, 0, live_under_gone, 2)->self, 20);
     shadow_totals_free(retired);
     shadow_stack_thread_free(t);
 }

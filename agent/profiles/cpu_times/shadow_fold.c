@@ -221,10 +221,13 @@ static int move_counts(struct fold *f, struct shadow_totals *to, uint32_t thread
             size_t k = shadow_stack_frames_of(c->node, frames, SHADOW_MAX_DEPTH);
             /* Cut after the first gone frame: a trace that reaches it prints as the empty
              * trace, labelled by its top frame, whatever lies below; a dump at a smaller depth
-             * that stops above it prints the same live frames. So the rows of one method's
-             * paths through unloaded code merge into a few, and stay exact. */
+             * that stops above it prints the same live frames. Below a live top, which class
+             * it was does not print either (SHADOW_FRAME_UNLOADED). So the paths through
+             * unloaded code merge into a row per gone method and per live prefix, exact. */
             for (size_t g = 0; g < k; g++)
                 if (frame_gone(f, frames[g])) {
+                    if (g > 0)
+                        frames[g] = SHADOW_FRAME_UNLOADED;
                     k = g + 1;
                     break;
                 }

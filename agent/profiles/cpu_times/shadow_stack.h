@@ -29,6 +29,11 @@ typedef uint64_t shadow_frame;
  * call is counted at the overflow node itself, so calls and times stay whole. No class has
  * this number. */
 #define SHADOW_FRAME_OVERFLOW SHADOW_FRAME(UINT32_MAX, 0xFFFFu)
+/* In a folded row, the first frame of an unloaded class below a live top frame: what prints of
+ * such a row (the empty trace, labelled by the top frame; or at a smaller depth the live frames
+ * above it) does not depend on which class it was, so all such rows of one live prefix are one.
+ * No class has this number, and it never names a method. */
+#define SHADOW_FRAME_UNLOADED SHADOW_FRAME(UINT32_MAX, 0xFFFEu)
 
 /* Most frames a node key holds (the depth= option's maximum). */
 #define SHADOW_MAX_DEPTH 1024
