@@ -211,9 +211,56 @@ START_TEST(poll_batch_follows_loaded_classes)
 }
 END_TEST
 
+static void strings_use(const char *name, const struct mem_use *use, void *ctx)
+{
+    if (strcmp(name, "strings") == 0)
+        *(struct mem_use *)ctx = *use;
+}
+
+/* The string table against a reference: 100,000 distinct texts (and the empty one) interned
+ * twice get one id each, in order, their texts back, and cost under 60 bytes a string (a keymap
+ * index cost about 87 here: 24-byte slots and a key copy beside the text); teardown gives every
+ * byte back. */
+START_TEST(strings_interned_once_compactly)
+{
+    enum { N = 100000 };
+    size_t charged0 = mem_account_charged();
+    ck_assert_int_eq(string_table_init(), 0);
+    static hprof_id id[N];
+    char text[32];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < N; i++) {
+            snprintf(text, sizeof text, "s%d", i);
+            hprof_id got = string_table_intern(text);
+            if (round == 0) {
+                ck_assert_uint_eq(got, (hprof_id)i + 1);
+                id[i] = got;
+            }
+            ck_assert_uint_eq(got, id[i]);
+        }
+    for (int i = 0; i < N; i++) {
+        snprintf(text, sizeof text, "s%d", i);
+        ck_assert_str_eq(string_table_text(id[i]), text);
+    }
+    hprof_id empty = string_table_intern("");
+    ck_assert_uint_eq(empty, N + 1);
+    ck_assert_uint_eq(string_table_intern(""), empty);
+    ck_assert_str_eq(string_table_text(empty), "");
+    ck_assert_ptr_null(string_table_text(N + 2));
+    ck_assert_uint_eq(string_table_intern(NULL), 0);
+    struct mem_use use = {0, 0};
+    mem_account_each(strings_use, &use);
+    ck_assert_uint_eq(use.entries, N + 1);
+    ck_assert_uint_lt(use.bytes, 60u * N);
+    ck_assert_uint_eq(mem_account_charged() - charged0, use.bytes);
+    string_table_teardown();
+    ck_assert_uint_eq(mem_account_charged(), charged0);
+}
+END_TEST
+
 int main(void)
 {
     return run_tests("symbols", "forget", 60,
                      TESTS(unloaded_lookups_go_entries_stay, poll_forgets_a_batch_one_pass_late,
-                           poll_batch_follows_loaded_classes));
+                           poll_batch_follows_loaded_classes, strings_interned_once_compactly));
 }
