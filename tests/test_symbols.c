@@ -165,8 +165,102 @@ START_TEST(poll_forgets_a_batch_one_pass_late)
 }
 END_TEST
 
+/* unload_forget_poll's batch follows the classes still loaded, not all classes ever seen: after
+ * a long run of unloads (16 batches gone, 2 batches loaded) a pass runs after FORGET_BATCH more
+ * unloads, where a sixteenth of all classes (18 batches / 16) would wait longer; so the lookups
+ * kept between passes do not grow with the run. */
+START_TEST(poll_batch_follows_loaded_classes)
+{
+    enum { B = FORGET_BATCH, N = 18 * FORGET_BATCH };
+    static char mids[N];
+    size_t charged0 = mem_account_charged();
+    ck_assert_int_eq(string_table_init(), 0);
+    ck_assert_int_eq(class_table_init(), 0);
+    ck_assert_int_eq(frame_table_init(true), 0);
+    ck_assert_int_eq(trace_table_init(8), 0);
+    uint32_t base_classes = class_table_count(), base = class_table_unloaded_count();
+    static uint32_t cls[N];
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "L%d", i);
+        cls[i] = class_table_register_synthetic(name);
+        jmethodID id = (jmethodID)(void *)&mids[i];
+        ck_assert(frame_table_register_synthetic(id, cls[i], "m"));
+        ck_assert_uint_ne(frame_table_intern(NULL, id, 0), 0);
+    }
+    for (int i = 0; i < 16 * B; i++)
+        class_table_mark_unloaded(cls[i]);
+    ck_assert_uint_eq(unload_forget_pass(), 0);             /* seen */
+    ck_assert_uint_eq(unload_forget_pass(), 16 * B);        /* forgotten */
+    ck_assert_uint_ge(class_table_count() / 16, B + B / 8); /* the old rule would wait */
+    ck_assert_uint_eq(class_table_count() - base_classes, N);
+    for (int i = 16 * B; i < 17 * B; i++) {
+        class_table_mark_unloaded(cls[i]);
+        unload_forget_poll(); /* a pass at the last one: the batch is seen */
+    }
+    ck_assert_uint_eq(class_table_unloaded_count() - base, 17 * B);
+    ck_assert_uint_eq(unload_forget_pass(), B); /* seen by the poll's pass, so forgotten now */
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(frame_table_class_of((jmethodID)(void *)&mids[i]),
+                          i < 17 * B ? 0 : cls[i]);
+    trace_table_teardown();
+    frame_table_teardown();
+    class_table_teardown();
+    string_table_teardown();
+    ck_assert_uint_eq(mem_account_charged(), charged0);
+}
+END_TEST
+
+static void strings_use(const char *name, const struct mem_use *use, void *ctx)
+{
+    if (strcmp(name, "strings") == 0)
+        *(struct mem_use *)ctx = *use;
+}
+
+/* The string table against a reference: 100,000 distinct texts (and the empty one) interned
+ * twice get one id each, in order, their texts back, and cost under 60 bytes a string (a keymap
+ * index cost about 87 here: 24-byte slots and a key copy beside the text); teardown gives every
+ * byte back. */
+START_TEST(strings_interned_once_compactly)
+{
+    enum { N = 100000 };
+    size_t charged0 = mem_account_charged();
+    ck_assert_int_eq(string_table_init(), 0);
+    static hprof_id id[N];
+    char text[32];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < N; i++) {
+            snprintf(text, sizeof text, "s%d", i);
+            hprof_id got = string_table_intern(text);
+            if (round == 0) {
+                ck_assert_uint_eq(got, (hprof_id)i + 1);
+                id[i] = got;
+            }
+            ck_assert_uint_eq(got, id[i]);
+        }
+    for (int i = 0; i < N; i++) {
+        snprintf(text, sizeof text, "s%d", i);
+        ck_assert_str_eq(string_table_text(id[i]), text);
+    }
+    hprof_id empty = string_table_intern("");
+    ck_assert_uint_eq(empty, N + 1);
+    ck_assert_uint_eq(string_table_intern(""), empty);
+    ck_assert_str_eq(string_table_text(empty), "");
+    ck_assert_ptr_null(string_table_text(N + 2));
+    ck_assert_uint_eq(string_table_intern(NULL), 0);
+    struct mem_use use = {0, 0};
+    mem_account_each(strings_use, &use);
+    ck_assert_uint_eq(use.entries, N + 1);
+    ck_assert_uint_lt(use.bytes, 60u * N);
+    ck_assert_uint_eq(mem_account_charged() - charged0, use.bytes);
+    string_table_teardown();
+    ck_assert_uint_eq(mem_account_charged(), charged0);
+}
+END_TEST
+
 int main(void)
 {
     return run_tests("symbols", "forget", 60,
-                     TESTS(unloaded_lookups_go_entries_stay, poll_forgets_a_batch_one_pass_late));
+                     TESTS(unloaded_lookups_go_entries_stay, poll_forgets_a_batch_one_pass_late,
+                           poll_batch_follows_loaded_classes, strings_interned_once_compactly));
 }

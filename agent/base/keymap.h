@@ -1,6 +1,6 @@
-/* A hash map from byte-string keys to 32-bit values, the index under every agent table
- * (strings, methods, frames, traces). Pure C, not thread-safe: each table holds its own lock.
- * Keys are copied into the map's own arena, so callers may pass stack buffers. */
+/* A hash map from byte-string keys to 32-bit values, the index under most agent tables
+ * (methods, frames, traces, cpu=times' classes). Pure C, not thread-safe: each table holds its own
+ * lock. Keys are copied into the map's own arena, so callers may pass stack buffers. */
 #ifndef HPROF_KEYMAP_H
 #define HPROF_KEYMAP_H
 

@@ -151,7 +151,7 @@ void emit_trace(struct hprof_writer *w, uint32_t serial)
         emit_frame(w, t->frames[i]);
         frame_table_describe(t->frames[i], &views[i]);
     }
-    w->ops->trace(w, t->serial, t->thread_serial, t->nframes, views);
+    w->ops->trace(w, serial, t->thread_serial, t->nframes, views);
     if (views != small)
         free(views);
 }

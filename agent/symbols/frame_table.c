@@ -13,6 +13,9 @@
 #include "segarray.h"
 #include "string_table.h"
 
+_Static_assert(sizeof(struct method_info) == 32, "a method entry is 32 bytes (doc/memory.md)");
+_Static_assert(sizeof(struct frame_info) == 8, "a frame entry is 8 bytes (doc/memory.md)");
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct keymap *methods_by_id; /* jmethodID -> index + 1 */
 /* Two keys lead to a frame: (jmethodID, location), what a stack walk gives, and (jmethodID,
@@ -79,7 +82,6 @@ static int compare_lines(const void *a, const void *b)
 static bool read_method(jvmtiEnv *jvmti, jmethodID method, struct method_info *m)
 {
     memset(m, 0, sizeof *m);
-    m->method = method;
     jclass klass = NULL;
     char *name = NULL, *sig = NULL, *source = NULL;
     if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) != JVMTI_ERROR_NONE)
@@ -87,12 +89,12 @@ static bool read_method(jvmtiEnv *jvmti, jmethodID method, struct method_info *m
     if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) != JVMTI_ERROR_NONE)
         return false;
     m->class_serial = class_table_serial_of(jvmti, klass);
-    m->name_id = string_table_intern(name);
-    m->sig_id = string_table_intern(sig);
+    m->name_id = (uint32_t)string_table_intern(name);
+    m->sig_id = (uint32_t)string_table_intern(sig);
     jvmti_util_free(jvmti, name);
     jvmti_util_free(jvmti, sig);
     if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) == JVMTI_ERROR_NONE) {
-        m->source_id = string_table_intern(source);
+        m->source_id = (uint32_t)string_table_intern(source);
         jvmti_util_free(jvmti, source);
     }
     jboolean native = JNI_FALSE;
@@ -116,30 +118,31 @@ static bool read_method(jvmtiEnv *jvmti, jmethodID method, struct method_info *m
     return true;
 }
 
-const struct method_info *frame_table_method(jvmtiEnv *jvmti, jmethodID method)
+/* The method's index + 1, reading and keeping its details on first sight; 0 if unreadable. */
+static uint32_t method_number(jvmtiEnv *jvmti, jmethodID method)
 {
     uint32_t idx = 0;
     pthread_mutex_lock(&lock);
     bool found = keymap_get(methods_by_id, &method, sizeof method, &idx);
     pthread_mutex_unlock(&lock);
     if (found)
-        return segarray_at(&methods, idx - 1);
+        return idx;
 
     struct method_info m;
     if (!read_method(jvmti, method, &m))
-        return NULL;
-    const struct method_info *result = NULL;
+        return 0;
+    uint32_t result = 0;
     pthread_mutex_lock(&lock);
     if (keymap_get(methods_by_id, &method, sizeof method, &idx)) {
         free(m.lines); /* another thread was first */
-        result = segarray_at(&methods, idx - 1);
+        result = idx;
     } else {
         uint32_t i = segarray_append(&methods);
         if (i != UINT32_MAX && keymap_put(methods_by_id, &method, sizeof method, i + 1)) {
             struct method_info *slot = segarray_at(&methods, i);
             *slot = m;
             lines_charge(slot, true);
-            result = slot;
+            result = i + 1;
         } else {
             free(m.lines);
         }
@@ -148,14 +151,19 @@ const struct method_info *frame_table_method(jvmtiEnv *jvmti, jmethodID method)
     return result;
 }
 
+const struct method_info *frame_table_method(jvmtiEnv *jvmti, jmethodID method)
+{
+    uint32_t number = method_number(jvmti, method);
+    return number ? segarray_at(&methods, number - 1) : NULL;
+}
+
 bool frame_table_register_synthetic(jmethodID id, uint32_t class_serial, const char *name)
 {
     struct method_info m;
     memset(&m, 0, sizeof m);
-    m.method = id;
     m.class_serial = class_serial;
-    m.name_id = string_table_intern(name);
-    m.sig_id = string_table_intern("()V");
+    m.name_id = (uint32_t)string_table_intern(name);
+    m.sig_id = (uint32_t)string_table_intern("()V");
     bool ok = false;
     uint32_t idx = 0;
     pthread_mutex_lock(&lock);
@@ -201,9 +209,10 @@ uint32_t frame_table_intern(jvmtiEnv *jvmti, jmethodID method, jlocation locatio
     if (found)
         return serial;
 
-    const struct method_info *m = frame_table_method(jvmti, method);
-    if (!m)
+    uint32_t number = method_number(jvmti, method);
+    if (!number)
         return 0;
+    const struct method_info *m = segarray_at(&methods, number - 1);
     struct {
         jmethodID method;
         int64_t line;
@@ -215,8 +224,7 @@ uint32_t frame_table_intern(jvmtiEnv *jvmti, jmethodID method, jlocation locatio
             uint32_t i = segarray_append(&frames);
             if (i != UINT32_MAX) {
                 struct frame_info *f = segarray_at(&frames, i);
-                f->serial = i + 1;
-                f->method = m;
+                f->method = number - 1;
                 f->line = (int32_t)line_key.line;
                 serial = keymap_put(frames_by_line, &line_key, sizeof line_key, i + 1);
             }
@@ -241,7 +249,7 @@ void frame_table_describe(uint32_t serial, struct hprof_frame *out)
     const struct frame_info *f = frame_table_get(serial);
     if (!f)
         return;
-    const struct method_info *m = f->method;
+    const struct method_info *m = segarray_at(&methods, f->method);
     const struct class_info *c = class_table_get(m->class_serial);
     out->frame_id = serial;
     out->method_name_id = m->name_id;
@@ -253,6 +261,12 @@ void frame_table_describe(uint32_t serial, struct hprof_frame *out)
     out->method_name = string_table_text(m->name_id);
     out->method_sig = string_table_text(m->sig_id);
     out->source_name = string_table_text(m->source_id);
+}
+
+uint32_t frame_table_frame_class(uint32_t serial)
+{
+    const struct frame_info *f = frame_table_get(serial);
+    return f ? ((const struct method_info *)segarray_at(&methods, f->method))->class_serial : 0;
 }
 
 void frame_table_method_label(uint32_t serial, char *buf, size_t len)

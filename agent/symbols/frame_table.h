@@ -11,19 +11,20 @@
 
 #include "writer.h"
 
+/* 32 bytes a method: kept for the life of the process (frames name it), so no jmethodID (the
+ * index holds it while the class lives) and string ids in 32 bits (string_table ids are). */
 struct method_info {
-    jmethodID method;
+    jvmtiLineNumberEntry *lines; /* sorted by start_location; NULL if none or forgotten */
     uint32_t class_serial;
-    hprof_id name_id, sig_id, source_id; /* string ids; source_id 0 = unknown */
-    bool native;
+    uint32_t name_id, sig_id, source_id; /* string ids; source_id 0 = unknown */
     jint nlines;
-    jvmtiLineNumberEntry *lines; /* sorted by start_location; NULL if none */
+    bool native;
 };
 
+/* 8 bytes a frame: its serial is its index + 1. */
 struct frame_info {
-    uint32_t serial;
-    const struct method_info *method;
-    int32_t line; /* > 0, or HPROF_LINE_NONE / _UNKNOWN / _NATIVE */
+    uint32_t method; /* index of its method_info */
+    int32_t line;    /* > 0, or HPROF_LINE_NONE / _UNKNOWN / _NATIVE */
 };
 
 /* lineno=n: frames carry no line numbers and frames of one method are one frame. */
@@ -44,6 +45,9 @@ const struct frame_info *frame_table_get(uint32_t serial);
 
 /* Fills the writer's view of a frame (pointers stay valid for the process's life). */
 void frame_table_describe(uint32_t serial, struct hprof_frame *out);
+
+/* The class serial of a frame's method (0 for an unknown serial). */
+uint32_t frame_table_frame_class(uint32_t serial);
 
 /* The class serial of a method met before (0 if unknown or forgotten). */
 uint32_t frame_table_class_of(jmethodID method);

@@ -14,6 +14,8 @@
 #include "segarray.h"
 #include "unload_forget.h"
 
+_Static_assert(sizeof(struct trace_info) == 16, "a trace entry is 16 bytes (doc/memory.md)");
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Two keys lead to a trace: the raw (method, location) pairs a stack walk gives, looked up
  * first, and the frame serials it resolves to, which decide: stacks whose locations differ but
@@ -66,10 +68,8 @@ int trace_table_init(int depth)
     mem_account_register("traces", traces_measure);
     if (!traces_by_key || !traces_by_frames)
         return -1;
-    uint32_t i = segarray_append(&traces); /* serial 1: the empty trace */
-    struct trace_info *t = segarray_at(&traces, i);
-    t->serial = HPROF_TRACE_SERIAL_NONE;
-    return 0;
+    /* serial 1: the empty trace */
+    return segarray_append(&traces) == UINT32_MAX ? -1 : 0;
 }
 
 /* The key: thread serial, then the raw (method, location) pairs. */
@@ -91,16 +91,17 @@ static size_t make_key(uint8_t *key, const jvmtiFrameInfo *frames, jint n, uint3
  * lock. */
 static uint32_t add_trace(const uint32_t *frames, jint n, uint32_t thread_serial, size_t frames_len)
 {
+    if (n > UINT16_MAX)
+        return HPROF_TRACE_SERIAL_NONE;
     uint32_t i = segarray_append(&traces);
     if (i == UINT32_MAX)
         return HPROF_TRACE_SERIAL_NONE;
     struct trace_info *t = segarray_at(&traces, i);
-    t->serial = i + 1;
     t->thread_serial = thread_serial;
     uint32_t *list = chunk_store_add(&frame_lists, frames, sizeof *frames * (size_t)n);
     if (!list || !keymap_put(traces_by_frames, frames, frames_len, i + 1))
         return HPROF_TRACE_SERIAL_NONE; /* out of memory: an empty trace nobody names */
-    t->nframes = (uint32_t)n;
+    t->nframes = (uint16_t)n;
     t->frames = list;
     return i + 1;
 }
@@ -205,8 +206,7 @@ static bool keep_frames_key(const void *key, size_t len, uint32_t value, void *c
     for (size_t off = 0; off + 2 * sizeof(uint32_t) <= len; off += sizeof(uint32_t)) {
         uint32_t serial;
         memcpy(&serial, (const uint8_t *)key + off, sizeof serial);
-        const struct frame_info *fr = frame_table_get(serial);
-        uint32_t c = fr && fr->method ? fr->method->class_serial : 0;
+        uint32_t c = frame_table_frame_class(serial);
         if (c < f->n && f->classes[c]) {
             /* Set even if the prune runs out of memory: the frame is forgotten all the same. */
             struct trace_info *t = segarray_at(&traces, value - 1);

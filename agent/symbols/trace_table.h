@@ -11,10 +11,11 @@
 
 #include "writer.h"
 
+/* 16 bytes a trace (kept for the life of the process: outputs name it); its serial is its index
+ * + 1. */
 struct trace_info {
-    uint32_t serial;
     uint32_t thread_serial; /* 0 unless thread=y */
-    uint32_t nframes;
+    uint16_t nframes;       /* depth= is at most 1024 */
     /* Set when its lookups are forgotten (trace_table_forget): a frame names a forgotten method,
      * so no stack resolves to this trace again and nothing new is counted under it. */
     atomic_bool forgotten;

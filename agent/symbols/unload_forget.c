@@ -68,7 +68,10 @@ void unload_forget_poll(void)
 {
     uint32_t unloads = class_table_unloaded_count();
     uint32_t last = atomic_load_explicit(&unloads_at_last_pass, memory_order_relaxed);
-    uint32_t need = class_table_count() / 16;
+    /* A sixteenth of the classes still loaded, not of all classes ever seen: the lookups kept
+     * between passes (up to two batches' worth) then follow what is loaded, and do not grow
+     * with a long run's unloaded classes (doc/memory.md, fifth round). */
+    uint32_t need = (class_table_count() - unloads) / 16;
     need = need > FORGET_BATCH ? need : FORGET_BATCH;
     if (unloads - last < need || pthread_mutex_trylock(&lock) != 0)
         return;

@@ -16,8 +16,9 @@
 
 #define FORGET_BATCH 256u
 
-/* Runs a pass when FORGET_BATCH classes (and a sixteenth of all classes) were unloaded since
- * the last one; cheap otherwise (one atomic load). Call where new stacks are resolved. */
+/* Runs a pass when FORGET_BATCH classes (and a sixteenth of the classes still loaded) were
+ * unloaded since the last one; cheap otherwise (one atomic load). Call where new stacks are
+ * resolved. */
 void unload_forget_poll(void);
 
 /* Runs a pass now (tests, dumps). Returns the classes whose lookups this pass forgot. */
